@@ -1,0 +1,70 @@
+//===- Passes.td - mlir-rl passes --------------------------*- tablegen -*-===//
+#ifndef MLIR_RL_PASSES
+#define MLIR_RL_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
+  let summary = "Schedule linalg ops with transform-dialect actions";
+  let description = [{
+    Visits the linalg ops of the module, consumers before producers, and
+    applies a schedule of actions to each: tiling (`T`), tiled
+    parallelization (`TP`, scf.forall), tiled fusion (`TF`, scf.forall with
+    the last producer fused in), interchange (`I`), vectorization (`V`) and
+    no transformation (`NT`). Each action becomes transform-dialect IR that
+    the transform interpreter applies at once; an action that fails to apply
+    is reported and the IR is restored.
+
+    Op ids number the linalg ops of the module in pre-order (`mlir-rl ops`
+    lists them). An explicit schedule gives, per op id, its actions:
+
+      schedule="1: TP(32,64,0) T(8,32,1) V; 0: NT"
+
+    Before:
+      %r = linalg.matmul ins(%A, %B : tensor<384x768xf32>, tensor<768x768xf32>)
+                         outs(%C : tensor<384x768xf32>) -> tensor<384x768xf32>
+    After `1: TP(32,64,0) T(8,32,1) V`:
+      %r = scf.forall (%i, %j) in (12, 12) shared_outs(%o = %C) {
+        scf.for ... step 8 { scf.for ... step 32 { scf.for ... step 1 {
+          vector.transfer_read ... vector.multi_reduction ... vector.transfer_write
+        } } }
+        scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+      }
+
+    Unsupported ops (dynamic shapes, memref operands, too many loops) are
+    left unchanged with a remark. Illegal actions (e.g. TP on a reduction
+    loop) and malformed schedules are errors.
+  }];
+  let dependentDialects = [
+    "::mlir::transform::TransformDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+  let options = [
+    Option<"schedule", "schedule", "std::string", /*default=*/"",
+           "Explicit schedule: '<op id>: <actions>; ...', actions T(..), "
+           "TP(..), TF(..), I(..), V, NT">,
+    Option<"dumpSchedule", "dump-schedule", "std::string", /*default=*/"",
+           "Write the applied schedule as a transform script to this file "
+           "('-' for stdout); replay it with --transform-interpreter">,
+    Option<"dumpFeatures", "dump-features", "bool", /*default=*/"false",
+           "Print each op's features and masks (before scheduling it) to stdout">,
+  ];
+}
+
+def LowerVectorOps : Pass<"mlir-rl-lower-vectors"> {
+  let summary = "Lower vector ops produced by vectorization for the CPU";
+  let description = [{
+    Rewrites vector.multi_reduction into vector.contract where possible,
+    lowers transfer permutations, contractions (to outer products), masks and
+    multi-reductions, so that the LLVM lowering emits vector FMAs. Part of the
+    `mlir-rl-lower` pipeline; runs on tensors, before bufferization.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+#endif // MLIR_RL_PASSES

@@ -1,0 +1,205 @@
+//===- Features.cpp - Native features of linalg ops -----------------------===//
+#include "mlir-rl/Features.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+namespace mlir::rl {
+
+OpKind classifyOp(linalg::LinalgOp op) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "linalg.matmul")
+    return OpKind::Matmul;
+  if (name == "linalg.batch_matmul")
+    return OpKind::BatchMatmul;
+  if (name.starts_with("linalg.conv_2d"))
+    return OpKind::Conv2D;
+  if (name.starts_with("linalg.depthwise_conv_2d"))
+    return OpKind::DepthwiseConv2D;
+  if (name.starts_with("linalg.pooling"))
+    return OpKind::Pooling;
+  if (name == "linalg.add")
+    return OpKind::Add;
+  if (name == "linalg.fill")
+    return OpKind::Fill;
+  if (name == "linalg.generic")
+    return OpKind::Generic;
+  return OpKind::Unknown;
+}
+
+SmallVector<int64_t> getLoopBounds(linalg::LinalgOp op) {
+  return op.getStaticLoopRanges();
+}
+
+/// Accumulates `expr` = sum(coeff[d] * d) + constant into `row` (N + 1
+/// entries, constant last). Fails on non-linear expressions.
+static LogicalResult accumulateLinear(AffineExpr expr, int64_t scale,
+                                      MutableArrayRef<int64_t> row) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    if (dim.getPosition() >= row.size() - 1)
+      return failure();
+    row[dim.getPosition()] += scale;
+    return success();
+  }
+  if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
+    row.back() += scale * cst.getValue();
+    return success();
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!bin)
+    return failure(); // symbols
+  if (expr.getKind() == AffineExprKind::Add)
+    return success(succeeded(accumulateLinear(bin.getLHS(), scale, row)) &&
+                   succeeded(accumulateLinear(bin.getRHS(), scale, row)));
+  if (expr.getKind() == AffineExprKind::Mul) {
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return accumulateLinear(bin.getLHS(), scale * c.getValue(), row);
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+      return accumulateLinear(bin.getRHS(), scale * c.getValue(), row);
+  }
+  return failure(); // mod, floordiv, ceildiv, products of dims
+}
+
+LogicalResult checkSupported(linalg::LinalgOp op, const FeatureLayout &layout,
+                             std::string &reason) {
+  if (!op.hasPureTensorSemantics()) {
+    reason = "operands are not all tensors (memref semantics)";
+    return failure();
+  }
+  int64_t numLoops = op.getNumLoops();
+  if (numLoops == 0) {
+    reason = "op has no loops";
+    return failure();
+  }
+  if (numLoops > layout.maxLoops) {
+    reason = "op has " + std::to_string(numLoops) + " loops, more than the " +
+             std::to_string(layout.maxLoops) + " the feature layout allows";
+    return failure();
+  }
+  if ((int64_t)op->getNumOperands() > layout.maxOperands) {
+    reason = "op has " + std::to_string(op->getNumOperands()) +
+             " operands, more than " + std::to_string(layout.maxOperands);
+    return failure();
+  }
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto shaped = dyn_cast<ShapedType>(operand.get().getType());
+    if (!shaped)
+      continue;
+    if (!shaped.hasStaticShape()) {
+      reason = "operand #" + std::to_string(operand.getOperandNumber()) +
+               " has a dynamic shape";
+      return failure();
+    }
+    if (shaped.getRank() > layout.maxRank) {
+      reason = "operand #" + std::to_string(operand.getOperandNumber()) +
+               " has rank " + std::to_string(shaped.getRank()) +
+               ", more than " + std::to_string(layout.maxRank);
+      return failure();
+    }
+  }
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    if (map.getNumSymbols() != 0) {
+      reason = "indexing map has symbols";
+      return failure();
+    }
+    for (AffineExpr e : map.getResults()) {
+      SmallVector<int64_t> row(numLoops + 1, 0);
+      if (failed(accumulateLinear(e, 1, row))) {
+        reason = "indexing map is not an affine linear access";
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+static int classifyArith(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int>(op)
+      .Case<arith::AddFOp, arith::AddIOp, arith::SubFOp, arith::SubIOp>(
+          [](auto) { return 0; })
+      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return 1; })
+      .Case<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp,
+            arith::RemSIOp, arith::RemUIOp>([](auto) { return 2; })
+      .Case<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+            arith::MinNumFOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
+            arith::MinUIOp, arith::CmpFOp, arith::CmpIOp, arith::SelectOp>(
+          [](auto) { return 4; })
+      .Default([](Operation *o) {
+        if (isa<math::MathDialect>(o->getDialect()))
+          return 3;
+        return 5;
+      });
+}
+
+std::vector<float> computeOpFeatures(linalg::LinalgOp op,
+                                     const OpScheduleState &state,
+                                     const FeatureLayout &layout) {
+  std::vector<float> f(layout.getOpFeatureSize(), 0.0f);
+  const int N = layout.maxLoops, M = layout.numTileSizes, D = layout.maxRank;
+  f[layout.getOpKindOffset() + (int)classifyOp(op)] = 1.0f;
+
+  SmallVector<int64_t> bounds = getLoopBounds(op);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int numLoops = std::min<int>(bounds.size(), N);
+  for (int l = 0; l < numLoops; ++l) {
+    int64_t b = bounds[l];
+    f[layout.getLoopBoundsOffset() + l] =
+        ShapedType::isDynamic(b) ? 0.0f : (float)std::log2(1.0 + (double)b);
+    f[layout.getIteratorsOffset() + l] =
+        iterators[l] == utils::IteratorType::parallel ? 1.0f : -1.0f;
+  }
+  f[layout.getVectorizableOffset()] =
+      succeeded(vectorizationPrecondition(op, layout)) ? 1.0f : 0.0f;
+
+  // Access matrices: operand x result dim x (loops + constant).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (int o = 0; o < (int)maps.size() && o < layout.maxOperands; ++o) {
+    AffineMap map = maps[o];
+    for (int r = 0; r < (int)map.getNumResults() && r < D; ++r) {
+      SmallVector<int64_t> row(map.getNumDims() + 1, 0);
+      if (failed(accumulateLinear(map.getResult(r), 1, row)))
+        continue;
+      int base = layout.getAccessOffset() + (o * D + r) * (N + 1);
+      for (int l = 0; l < (int)map.getNumDims() && l < N; ++l)
+        f[base + l] = (float)row[l];
+      f[base + N] = (float)row.back();
+    }
+  }
+
+  // Arithmetic op counts of the body.
+  if (op->getNumRegions() == 1) {
+    for (Operation &inner : op->getRegion(0).getOps()) {
+      if (inner.hasTrait<OpTrait::IsTerminator>())
+        continue;
+      f[layout.getArithOffset() + classifyArith(&inner)] += 1.0f;
+    }
+  }
+
+  // Action history.
+  for (int t = 0; t < (int)state.history.size() && t < layout.historyLength;
+       ++t) {
+    const Action &a = state.history[t];
+    f[layout.getActionHistoryOffset() + t * kNumActionKinds + (int)a.kind] =
+        1.0f;
+    if (a.isTiled()) {
+      for (int l = 0; l < (int)a.sizes.size() && l < N; ++l) {
+        int c = layout.getTileIndex(a.sizes[l]);
+        if (c >= 0)
+          f[layout.getTileHistoryOffset() + (t * N + l) * M + c] = 1.0f;
+      }
+    } else if (a.kind == ActionKind::Interchange) {
+      for (int l = 0; l < (int)a.sizes.size() && l < N; ++l)
+        if (a.sizes[l] >= 0 && a.sizes[l] < N)
+          f[layout.getInterchangeHistoryOffset() + (t * N + l) * N +
+            a.sizes[l]] = 1.0f;
+    }
+  }
+  return f;
+}
+
+} // namespace mlir::rl

@@ -1,0 +1,51 @@
+"""Where the installed native pieces are: the pass plugin and the driver."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+
+def package_native_dir() -> Path:
+    """Directory holding ``_core``, ``libMlirRL.so`` and ``bin/mlir-rl-opt``.
+
+    Found through the import system without loading ``_core``, so it is right
+    for regular and editable installs alike.
+    """
+    spec = importlib.util.find_spec("mlir_rl._core")
+    if spec is None or spec.origin is None:
+        raise RuntimeError(
+            "mlir_rl._core is not installed; build it with `pip install .` "
+            "(see README.md)")
+    return Path(spec.origin).resolve().parent
+
+
+def plugin_path() -> Path:
+    """Absolute path of ``libMlirRL.so`` (for ``mlir-opt --load-pass-plugin``)."""
+    path = package_native_dir() / "libMlirRL.so"
+    if not path.exists():
+        raise RuntimeError(f"the pass plugin is missing: {path}")
+    return path
+
+
+def opt_path() -> Path:
+    """Absolute path of the ``mlir-rl-opt`` driver."""
+    path = package_native_dir() / "bin" / "mlir-rl-opt"
+    if path.exists():
+        return path
+    found = shutil.which("mlir-rl-opt")
+    if found:
+        return Path(found).resolve()
+    raise RuntimeError(f"mlir-rl-opt is missing: {path}")
+
+
+def mlir_opt_path() -> Path:
+    """Upstream ``mlir-opt`` of LLVM 22 (Debian's ``mlir-opt-22``)."""
+    for name in ("mlir-opt-22", "mlir-opt"):
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+    fallback = Path("/usr/lib/llvm-22/bin/mlir-opt")
+    if fallback.exists():
+        return fallback
+    raise RuntimeError("mlir-opt-22 not found; install Debian's mlir-22-tools")
