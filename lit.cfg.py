@@ -12,12 +12,14 @@ import sys
 import lit.formats
 
 config.name = "mlir-rl"
-config.test_format = lit.formats.ShTest(execute_external=True)
+config.test_format = lit.formats.ShTest()
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "python", "CMakeLists.txt"]
-config.test_source_root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test")
+config.excludes = ["Inputs", "python", "Output", "build", "cpp", "models", "scripts"]
+# The suite root is the repository; run it on the test/ directory: `lit test`.
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 if not getattr(config, "test_exec_root", None) or config.test_exec_root == config.test_source_root:
-    config.test_exec_root = os.path.join(config.test_source_root, "Output")
+    config.test_exec_root = os.path.join(config.test_source_root, "test", "Output")
+test_dir = os.path.join(config.test_source_root, "test")
 
 
 def llvm_bindir():
@@ -46,7 +48,7 @@ config.substitutions.append(("%shlibext", ".so"))
 config.substitutions.append(("%mlir_rl_opt", opt_path))
 config.substitutions.append(("%mlir_opt", os.path.join(bindir, "mlir-opt")))
 config.substitutions.append(("%PYTHON", sys.executable))
-config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%inputs", os.path.join(test_dir, "Inputs")))
 
 config.environment["PATH"] = os.pathsep.join(
     [bindir, os.path.dirname(opt_path), config.environment.get("PATH", "")])

@@ -279,6 +279,11 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
       timing.seconds.push_back(
           std::chrono::duration<double>(stop - start).count());
     if (run == total - 1 && options.keepOutputs) {
+      for (size_t i = 0; i < sig.inputs.size(); ++i) {
+        HostTensor h = sig.inputs[i];
+        copyOut(inputDescs[i].data(), h);
+        timing.inputs.push_back(std::move(h));
+      }
       size_t w = 0;
       for (const HostTensor &out : sig.outputs) {
         HostTensor h = out;

@@ -170,14 +170,18 @@ NB_MODULE(_core, m) {
                throw std::runtime_error(error);
              nb::dict d;
              d["seconds"] = result.seconds;
-             nb::list outputs;
-             for (mlir::rl::HostTensor &t : result.outputs) {
-               std::vector<size_t> shape(t.shape.begin(), t.shape.end());
-               if (shape.empty())
-                 shape = {1};
-               outputs.append(toNumpy(std::move(t.data), shape));
-             }
-             d["outputs"] = outputs;
+             auto toList = [](std::vector<mlir::rl::HostTensor> &tensors) {
+               nb::list out;
+               for (mlir::rl::HostTensor &t : tensors) {
+                 std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+                 if (shape.empty())
+                   shape = {1};
+                 out.append(toNumpy(std::move(t.data), shape));
+               }
+               return out;
+             };
+             d["outputs"] = toList(result.outputs);
+             d["inputs"] = toList(result.inputs);
              return d;
            },
            "runs"_a = 5, "warmup"_a = 1, "threads"_a = 1, "seed"_a = 0,

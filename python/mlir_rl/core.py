@@ -133,6 +133,7 @@ class Timing:
 
     seconds: list[float]
     outputs: list[np.ndarray]
+    inputs: list[np.ndarray] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -276,7 +277,8 @@ class Module:
                                    keep_outputs)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
-        return Timing(seconds=list(d["seconds"]), outputs=list(d["outputs"]))
+        return Timing(seconds=list(d["seconds"]), outputs=list(d["outputs"]),
+                      inputs=list(d["inputs"]))
 
 
 def describe_op(op: OpInfo) -> str:

@@ -35,6 +35,7 @@ struct TimingOptions {
 struct TimingResult {
   std::vector<double> seconds; // one per timed run
   std::vector<HostTensor> outputs;
+  std::vector<HostTensor> inputs; // the random inputs, when keepOutputs
   double median() const;
 };
 

@@ -1,0 +1,154 @@
+"""Small linalg-on-tensors kernels as MLIR text, for tests, demos and data.
+
+Each function returns a module with one public function ``@main`` taking the
+inputs and returning the output, accumulators initialised by ``linalg.fill``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def _t(shape: Sequence[int], dtype: str = "f32") -> str:
+    return "tensor<" + "x".join(str(d) for d in shape) + f"x{dtype}>"
+
+
+def _filled(var: str, shape: Sequence[int], value: str = "0.0") -> str:
+    return (f"  %cst_{var} = arith.constant {value} : f32\n"
+            f"  %e_{var} = tensor.empty() : {_t(shape)}\n"
+            f"  %{var} = linalg.fill ins(%cst_{var} : f32) outs(%e_{var} : {_t(shape)}) -> {_t(shape)}\n")
+
+
+def matmul(m: int, n: int, k: int) -> str:
+    a, b, c = _t([m, k]), _t([k, n]), _t([m, n])
+    return (f"func.func @main(%A: {a}, %B: {b}) -> {c} {{\n"
+            + _filled("C", [m, n]) +
+            f"  %r = linalg.matmul ins(%A, %B : {a}, {b}) outs(%C : {c}) -> {c}\n"
+            f"  return %r : {c}\n}}\n")
+
+
+def batch_matmul(bt: int, m: int, n: int, k: int) -> str:
+    a, b, c = _t([bt, m, k]), _t([bt, k, n]), _t([bt, m, n])
+    return (f"func.func @main(%A: {a}, %B: {b}) -> {c} {{\n"
+            + _filled("C", [bt, m, n]) +
+            f"  %r = linalg.batch_matmul ins(%A, %B : {a}, {b}) outs(%C : {c}) -> {c}\n"
+            f"  return %r : {c}\n}}\n")
+
+
+def _out_size(size: int, kernel: int, stride: int) -> int:
+    return (size - kernel) // stride + 1
+
+
+def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int,
+                stride: int = 1) -> str:
+    oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
+    i, k, o = _t([n, c, h, w]), _t([f, c, kh, kw]), _t([n, f, oh, ow])
+    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
+            + _filled("O", [n, f, oh, ow]) +
+            f"  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def conv2d_nhwc(n: int, h: int, w: int, c: int, kh: int, kw: int, f: int,
+                stride: int = 1) -> str:
+    oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
+    i, k, o = _t([n, h, w, c]), _t([kh, kw, c, f]), _t([n, oh, ow, f])
+    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
+            + _filled("O", [n, oh, ow, f]) +
+            f"  %r = linalg.conv_2d_nhwc_hwcf {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def depthwise_conv2d_nhwc(n: int, h: int, w: int, c: int, kh: int, kw: int,
+                          stride: int = 1) -> str:
+    oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
+    i, k, o = _t([n, h, w, c]), _t([kh, kw, c]), _t([n, oh, ow, c])
+    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
+            + _filled("O", [n, oh, ow, c]) +
+            f"  %r = linalg.depthwise_conv_2d_nhwc_hwc {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def maxpool_nchw(n: int, c: int, h: int, w: int, k: int, stride: int) -> str:
+    oh, ow = _out_size(h, k, stride), _out_size(w, k, stride)
+    i, win, o = _t([n, c, h, w]), _t([k, k]), _t([n, c, oh, ow])
+    return (f"func.func @main(%I: {i}) -> {o} {{\n"
+            + _filled("O", [n, c, oh, ow], "-3.40282347E+38") +
+            f"  %win = tensor.empty() : {win}\n"
+            f"  %r = linalg.pooling_nchw_max {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %win : {i}, {win}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def maxpool_nhwc(n: int, h: int, w: int, c: int, k: int, stride: int) -> str:
+    oh, ow = _out_size(h, k, stride), _out_size(w, k, stride)
+    i, win, o = _t([n, h, w, c]), _t([k, k]), _t([n, oh, ow, c])
+    return (f"func.func @main(%I: {i}) -> {o} {{\n"
+            + _filled("O", [n, oh, ow, c], "-3.40282347E+38") +
+            f"  %win = tensor.empty() : {win}\n"
+            f"  %r = linalg.pooling_nhwc_max {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %win : {i}, {win}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def add(shape: Sequence[int]) -> str:
+    t = _t(shape)
+    return (f"func.func @main(%X: {t}, %Y: {t}) -> {t} {{\n"
+            f"  %e = tensor.empty() : {t}\n"
+            f"  %r = linalg.add ins(%X, %Y : {t}, {t}) outs(%e : {t}) -> {t}\n"
+            f"  return %r : {t}\n}}\n")
+
+
+def _identity_map(rank: int) -> str:
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return f"affine_map<({dims}) -> ({dims})>"
+
+
+def relu(shape: Sequence[int]) -> str:
+    t, rank = _t(shape), len(shape)
+    its = ", ".join(['"parallel"'] * rank)
+    idm = _identity_map(rank)
+    return (f"func.func @main(%X: {t}) -> {t} {{\n"
+            f"  %e = tensor.empty() : {t}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {idm}], iterator_types = [{its}]}} "
+            f"ins(%X : {t}) outs(%e : {t}) {{\n"
+            f"  ^bb0(%x: f32, %o: f32):\n"
+            f"    %z = arith.constant 0.0 : f32\n"
+            f"    %m = arith.maximumf %x, %z : f32\n"
+            f"    linalg.yield %m : f32\n"
+            f"  }} -> {t}\n"
+            f"  return %r : {t}\n}}\n")
+
+
+def matmul_bias_relu(m: int, n: int, k: int) -> str:
+    """matmul -> bias add (broadcast over rows) -> relu: a producer chain."""
+    a, b, c, bias = _t([m, k]), _t([k, n]), _t([m, n]), _t([n])
+    idm = _identity_map(2)
+    row = "affine_map<(d0, d1) -> (d1)>"
+    return (f"func.func @main(%A: {a}, %B: {b}, %bias: {bias}) -> {c} {{\n"
+            + _filled("C", [m, n]) +
+            f"  %mm = linalg.matmul ins(%A, %B : {a}, {b}) outs(%C : {c}) -> {c}\n"
+            f"  %e1 = tensor.empty() : {c}\n"
+            f"  %biased = linalg.generic {{indexing_maps = [{idm}, {row}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%mm, %bias : {c}, {bias}) "
+            f"outs(%e1 : {c}) {{\n"
+            f"  ^bb0(%x: f32, %y: f32, %o: f32):\n"
+            f"    %s = arith.addf %x, %y : f32\n"
+            f"    linalg.yield %s : f32\n"
+            f"  }} -> {c}\n"
+            f"  %e2 = tensor.empty() : {c}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%biased : {c}) outs(%e2 : {c}) {{\n"
+            f"  ^bb0(%x: f32, %o: f32):\n"
+            f"    %z = arith.constant 0.0 : f32\n"
+            f"    %mx = arith.maximumf %x, %z : f32\n"
+            f"    linalg.yield %mx : f32\n"
+            f"  }} -> {c}\n"
+            f"  return %r : {c}\n}}\n")
