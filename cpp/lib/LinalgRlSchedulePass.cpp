@@ -89,9 +89,14 @@ struct LinalgRlSchedulePass
 
     // Application, consumers before producers.
     std::string message;
-    ApplyStatus status = scheduler.applySchedule(*explicitSchedule, message);
+    int64_t culprit = -1;
+    ApplyStatus status =
+        scheduler.applySchedule(*explicitSchedule, message, &culprit);
     if (status == ApplyStatus::Illegal) {
-      module.emitError() << "linalg-rl-schedule: " << message;
+      // Point at the op the action was meant for, where there is one.
+      const OpRecord *rec = scheduler.getRecord(culprit);
+      Location loc = rec ? Location(rec->loc) : module.getLoc();
+      emitError(loc) << "linalg-rl-schedule: " << message;
       scheduler.removeTags();
       return signalPassFailure();
     }

@@ -45,9 +45,6 @@ struct LowerVectorOpsPass
       vector::populateVectorOuterProductLoweringPatterns(patterns);
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerParallel);
-      for (RegisteredOperationName name : ctx->getRegisteredOperations())
-        if (name.getDialectNamespace() == "vector")
-          name.getCanonicalizationPatterns(patterns, ctx);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

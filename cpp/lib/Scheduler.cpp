@@ -243,7 +243,9 @@ ApplyStatus Scheduler::applyPointer(int64_t id, int64_t loop,
 }
 
 ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
-                                     std::string &message) {
+                                     std::string &message, int64_t *opId) {
+  if (opId)
+    *opId = -1;
   std::vector<int64_t> order = getTraversalOrder();
   std::map<int64_t, std::vector<Action>> perOp;
   for (const ExplicitSchedule::Entry &e : schedule.entries) {
@@ -267,6 +269,8 @@ ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
     if (!rec->supported) {
       message = "op " + std::to_string(id) + " (" + rec->name +
                 ") cannot be scheduled: " + rec->reason;
+      if (opId)
+        *opId = id;
       return ApplyStatus::Illegal;
     }
     auto &list = perOp[id];
@@ -283,6 +287,8 @@ ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
       ApplyStatus s = apply(id, a, msg);
       if (s == ApplyStatus::Illegal) {
         message = msg;
+        if (opId)
+          *opId = id;
         return s;
       }
       if (s == ApplyStatus::Failed) {

@@ -66,9 +66,11 @@ public:
   /// One interchange level-pointer sub-step; applies the interchange when the
   /// permutation is complete.
   ApplyStatus applyPointer(int64_t id, int64_t loop, std::string &message);
-  /// Applies an explicit schedule; stops at the first illegal action.
+  /// Applies an explicit schedule; stops at the first illegal action. When
+  /// given, `opId` receives the op an illegal action was meant for (-1 when
+  /// the schedule itself is at fault).
   ApplyStatus applySchedule(const ExplicitSchedule &schedule,
-                            std::string &message);
+                            std::string &message, int64_t *opId = nullptr);
 
   /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
   std::string getScheduleText() const;
