@@ -157,7 +157,7 @@ getWindowExtents(linalg::LinalgOp op) {
   StringRef name = op->getName().getStringRef();
   // Layout of (output dims, window dims) as loop positions.
   int oh, ow, kh, kw;
-  if (name == "linalg.conv_2d_nhwc_hwcf" || name == "linalg.conv_2d_nhwc_fhwc") {
+  if (name == "linalg.conv_2d_nhwc_hwcf") {
     oh = 1, ow = 2, kh = 4, kw = 5; // n, oh, ow, f, kh, kw, c
   } else if (name == "linalg.conv_2d_nchw_fchw") {
     oh = 2, ow = 3, kh = 5, kw = 6; // n, f, oh, ow, c, kh, kw

@@ -1,0 +1,133 @@
+"""Every action kind on every op kind gives the unscheduled program's outputs."""
+import numpy as np
+import pytest
+
+import mlir_rl
+from cases import CASES, KERNELS
+
+
+@pytest.mark.parametrize("name,kind,schedule", CASES,
+                         ids=[f"{n}-{k}" for n, k, _ in CASES])
+def test_schedule_preserves_outputs(name, kind, schedule):
+    text, _, _ = KERNELS[name]
+    baseline = mlir_rl.Module.parse(text, name)
+    scheduled = baseline.fresh()
+    assert scheduled.apply_schedule(schedule) == mlir_rl.ApplyStatus.APPLIED, \
+        scheduled.last_message
+    # The applied schedule reads back as given (canonical spacing).
+    assert scheduled.schedule == schedule
+    ref = baseline.time(runs=1, warmup=0, threads=2, seed=7)
+    got = scheduled.time(runs=1, warmup=0, threads=2, seed=7)
+    ok, err = mlir_rl.outputs_match(got.outputs, ref.outputs)
+    assert ok, f"{name} {schedule}: max abs error {err}"
+    # And the outputs are not trivial: something was computed.
+    assert np.abs(ref.outputs[0]).max() > 0
+
+
+def test_matmul_matches_numpy():
+    text, _, scheds = KERNELS["matmul"]
+    m = mlir_rl.Module.parse(text)
+    m.apply_schedule(scheds["V"])
+    t = m.time(runs=1, warmup=0, threads=2, seed=3)
+    a, b = t.inputs
+    np.testing.assert_allclose(t.outputs[0], a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_vectorized_ops_leave_no_linalg():
+    text, _, scheds = KERNELS["conv2d_nhwc"]
+    m = mlir_rl.Module.parse(text)
+    m.apply_schedule(scheds["V"])
+    ir = m.ir()
+    assert "linalg.conv_2d" not in ir and "vector.contract" in ir
+    assert "mlir_rl.op_id" not in ir
+
+
+def test_interchange_by_level_pointers():
+    text, op, _ = KERNELS["matmul"]
+    m = mlir_rl.Module.parse(text)
+    masks = m.masks(op)
+    assert masks.kind[3] and masks.pointer[:3].all() and not masks.pointer[3:].any()
+    m.apply_pointer(op, 2)
+    masks = m.masks(op)
+    # While the permutation is incomplete only interchange is allowed, and
+    # the chosen loop is masked.
+    assert masks.allowed_kinds() == ["I"]
+    assert list(masks.pointer[:3]) == [True, True, False]
+    with pytest.raises(mlir_rl.IllegalActionError):
+        m.apply_pointer(op, 2)
+    with pytest.raises(mlir_rl.IllegalActionError):
+        m.apply(op, "T(8,8,8)")
+    m.apply_pointer(op, 0)
+    assert m.apply_pointer(op, 1) == mlir_rl.ApplyStatus.APPLIED
+    assert m.schedule == f"{op}: I(2,0,1)"
+    assert "linalg.generic" in m.ir() and "linalg.matmul" not in m.ir()
+
+
+def test_masks_follow_the_rules():
+    lay = mlir_rl.layout()
+    text, op, _ = KERNELS["matmul"]
+    m = mlir_rl.Module.parse(text)
+    masks = m.masks(op)
+    cands = lay.tile_candidates
+    # TP and TF tile parallel loops only: the reduction loop (k) admits only 0.
+    for t in (1, 2):
+        assert masks.tile[t, 2, 0] and not masks.tile[t, 2, 1:].any()
+        assert masks.tile[t, 0].all()  # 64 fits every candidate
+    # Sizes that exceed the loop are masked: loop k has extent 96, all fit;
+    # nothing beyond the op's 3 loops.
+    assert not masks.tile[:, 3:, 1:].any()
+    # V is masked until the op is small enough.
+    assert not masks.kind[4]
+    m.apply(op, "TP(16,32,0)")
+    masks = m.masks(op)
+    assert not masks.kind[1] and not masks.kind[2], "no repeated parallelization"
+    m.apply(op, "T(8,32,1)")
+    assert m.masks(op).kind[4]
+    m.apply(op, "V")
+    masks = m.masks(op)
+    assert masks.allowed_kinds() == ["NT"]
+    with pytest.raises(mlir_rl.IllegalActionError, match="complete"):
+        m.apply(op, "T(1,1,1)")
+    assert cands[0] == 0
+
+
+def test_history_limit_completes_the_op():
+    lay = mlir_rl.layout()
+    text, op, _ = KERNELS["add"]
+    m = mlir_rl.Module.parse(text)
+    for _ in range(lay.history_length):
+        m.apply(op, "I(1,0)")
+    assert m.ops()[op].done
+    assert m.masks(op).allowed_kinds() == ["NT"]
+
+
+def test_illegal_actions_change_nothing():
+    text, op, _ = KERNELS["matmul"]
+    m = mlir_rl.Module.parse(text)
+    before = m.ir()
+    with pytest.raises(mlir_rl.IllegalActionError, match="reduction loop"):
+        m.apply(op, "TP(8,8,8)")
+    with pytest.raises(mlir_rl.IllegalActionError, match="unknown op id 9"):
+        m.apply_schedule("9: V")
+    with pytest.raises(mlir_rl.IllegalActionError, match="malformed"):
+        m.apply_schedule("1: T(8,8")
+    assert m.ir() == before and m.schedule == ""
+
+
+def test_unsupported_ops_are_listed_and_skipped():
+    text = """
+    func.func @main(%A: tensor<?x8xf32>, %B: tensor<8x8xf32>, %C: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %r = linalg.matmul ins(%A, %B : tensor<?x8xf32>, tensor<8x8xf32>) outs(%C : tensor<?x8xf32>) -> tensor<?x8xf32>
+      return %r : tensor<?x8xf32>
+    }"""
+    m = mlir_rl.Module.parse(text)
+    (op,) = m.ops()
+    assert not op.supported and "dynamic shape" in op.reason
+    assert m.traversal_order() == []
+    with pytest.raises(mlir_rl.IllegalActionError, match="not supported"):
+        m.apply(0, "T(1,1,1)")
+
+
+def test_parse_errors_name_the_file():
+    with pytest.raises(mlir_rl.ScheduleError, match="broken.mlir"):
+        mlir_rl.Module.parse("func.func @f( {", "broken.mlir")
