@@ -4,9 +4,9 @@
 # runs/demo.json. (Until a trained policy ships, the schedule is explicit.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
-export PATH="$PWD/.venv/bin:$PATH"
 mkdir -p runs
+scripts/setup.sh >runs/setup.log 2>&1 || { cat runs/setup.log; exit 1; }
+export PATH="$PWD/.venv/bin:$PATH"
 SCHEDULE="1: TP(32,64,0) T(8,32,1) V"
 
 echo "== ops of the example"
