@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-PKGS="mlir-22-tools libmlir-22-dev llvm-22-dev libomp-22-dev clang-22 cmake ninja-build python3-venv python3-dev"
+PKGS="npm mlir-22-tools libmlir-22-dev llvm-22-dev libomp-22-dev clang-22 cmake ninja-build python3-venv python3-dev"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -26,6 +26,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.4"
+# Before the build: CMake records the library of this onnxruntime as the
+# pass's default, and compiles against ONNX Runtime's C API headers.
+.venv/bin/python -m pip install -q "onnxruntime>=1.17"
+scripts/fetch-ort-headers.sh
 echo "setup: building mlir-rl (libMlirRL.so, mlir-rl-opt, mlir_rl._core)"
 CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
   .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"

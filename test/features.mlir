@@ -1,7 +1,7 @@
 // dump-features prints each op's observation (consumer, then last producer)
 // and masks as sparse lists, before scheduling it.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
-// RUN:   -p 'builtin.module(linalg-rl-schedule{dump-features})' -o /dev/null | FileCheck %s
+// RUN:   -p 'builtin.module(linalg-rl-schedule{dump-features policy=false})' -o /dev/null | FileCheck %s
 
 // Offsets (FeatureLayout, N=12 M=8 D=12 L=14 tau=5): kind 0, bounds 9,
 // iterators 21, vectorizable 33, access 34 (+ (operand*12 + dim)*13 + loop),

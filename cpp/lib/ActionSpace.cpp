@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -390,6 +391,73 @@ LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
     }
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Decoding
+//===----------------------------------------------------------------------===//
+
+/// Picks one of `allowed` choices by `logits`: argmax, or a softmax sample.
+static int choose(ArrayRef<float> logits, ArrayRef<uint8_t> allowed,
+                  std::mt19937_64 *rng) {
+  int best = -1;
+  for (int i = 0; i < (int)allowed.size(); ++i)
+    if (allowed[i] && (best < 0 || logits[i] > logits[best]))
+      best = i;
+  if (!rng || best < 0)
+    return best;
+  std::vector<double> weights(allowed.size(), 0.0);
+  for (int i = 0; i < (int)allowed.size(); ++i)
+    if (allowed[i])
+      weights[i] = std::exp((double)logits[i] - (double)logits[best]);
+  std::discrete_distribution<int> dist(weights.begin(), weights.end());
+  return dist(*rng);
+}
+
+DecodedStep decodeStep(linalg::LinalgOp op, const OpScheduleState &state,
+                       bool hasProducer, const ActionMasks &masks,
+                       const PolicyLogits &logits, const FeatureLayout &layout,
+                       std::mt19937_64 *rng) {
+  const int N = layout.maxLoops, M = layout.numTileSizes;
+  DecodedStep step;
+  if (state.inInterchange()) {
+    step.isPointer = true;
+    step.pointer = choose(logits.pointer, masks.pointer, rng);
+    return step;
+  }
+  int numLoops = std::min<int>(op.getNumLoops(), N);
+  std::vector<uint8_t> kinds(masks.kind);
+  for (int attempt = 0; attempt < kNumActionKinds; ++attempt) {
+    int k = choose(logits.kind, kinds, rng);
+    if (k < 0)
+      break;
+    kinds[k] = 0; // not again, whatever happens below
+    Action action;
+    action.kind = (ActionKind)k;
+    if (action.isTiled()) {
+      for (int l = 0; l < numLoops; ++l) {
+        ArrayRef<float> row(logits.tile.data() + (k * N + l) * M, M);
+        ArrayRef<uint8_t> allowed(masks.tile.data() + (k * N + l) * M, M);
+        int c = choose(row, allowed, rng);
+        action.sizes.push_back(layout.tileCandidates[std::max(c, 0)]);
+      }
+    } else if (action.kind == ActionKind::Interchange) {
+      step.isPointer = true;
+      step.pointer = choose(logits.pointer, masks.pointer, rng);
+      if (step.pointer >= 0)
+        return step;
+      step.isPointer = false;
+      continue;
+    }
+    std::string reason;
+    if (succeeded(verifyAction(op, state, hasProducer, action, layout,
+                               reason))) {
+      step.action = action;
+      return step;
+    }
+  }
+  step.action.kind = ActionKind::NoTransformation;
+  return step;
 }
 
 } // namespace mlir::rl

@@ -180,6 +180,17 @@ std::vector<float> computeOpFeatures(linalg::LinalgOp op,
     }
   }
 
+  // An interchange being chosen by level pointers shows as a partial
+  // permutation in the next history slot, so each pointer decision sees the
+  // earlier ones.
+  int pendingSlot = state.history.size();
+  if (state.inInterchange() && pendingSlot < layout.historyLength) {
+    for (int l = 0; l < (int)state.pendingPointers.size() && l < N; ++l)
+      if (state.pendingPointers[l] >= 0 && state.pendingPointers[l] < N)
+        f[layout.getInterchangeHistoryOffset() + (pendingSlot * N + l) * N +
+          state.pendingPointers[l]] = 1.0f;
+  }
+
   // Action history.
   for (int t = 0; t < (int)state.history.size() && t < layout.historyLength;
        ++t) {

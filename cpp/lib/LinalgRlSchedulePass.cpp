@@ -7,12 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Features.h"
+#include "mlir-rl/OnnxPolicy.h"
 #include "mlir-rl/Passes.h"
 #include "mlir-rl/Scheduler.h"
 
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "linalg-rl-schedule"
@@ -87,6 +89,13 @@ struct LinalgRlSchedulePass
       for (int64_t id : scheduler.getTraversalOrder())
         printFeatures(llvm::outs(), scheduler, id);
 
+    if (schedule.empty()) {
+      if (usePolicy && failed(scheduleWithPolicy(module, scheduler, layout)))
+        return signalPassFailure();
+      finish(module, scheduler);
+      return;
+    }
+
     // Application, consumers before producers.
     std::string message;
     int64_t culprit = -1;
@@ -102,7 +111,48 @@ struct LinalgRlSchedulePass
     }
     if (status == ApplyStatus::Failed)
       module.emitWarning() << "linalg-rl-schedule: " << message;
+    finish(module, scheduler);
+  }
 
+  /// Schedules every op with the ONNX policy (loaded once per pass instance).
+  LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler,
+                                   const FeatureLayout &layout) {
+    if (!policy) {
+      std::string error;
+      policy = OnnxPolicy::load(modelPath, ortLib, layout, error);
+      if (!policy) {
+        module.emitError() << "linalg-rl-schedule: " << error;
+        scheduler.removeTags();
+        return failure();
+      }
+    }
+    PolicyRunOptions options;
+    options.sample = sample;
+    options.seed = seed;
+    PolicyStats stats;
+    std::string error;
+    auto runPolicy = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                         PolicyLogits &logits, std::string &err) {
+      return policy->run(obs, mask, logits, err);
+    };
+    if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
+                                            error))) {
+      module.emitError() << "linalg-rl-schedule: " << error;
+      scheduler.removeTags();
+      return failure();
+    }
+    for (const std::string &w : stats.warnings)
+      module.emitWarning() << "linalg-rl-schedule: " << w;
+    LLVM_DEBUG(llvm::dbgs() << "policy: " << stats.ops << " ops, "
+                            << stats.inferences << " inferences in "
+                            << stats.inferenceSeconds << " s, "
+                            << stats.applications << " applications in "
+                            << stats.applySeconds << " s\n");
+    return success();
+  }
+
+  /// Writes the dump-schedule file and removes the op-id tags.
+  void finish(ModuleOp module, Scheduler &scheduler) {
     if (!dumpSchedule.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream os(dumpSchedule, ec, llvm::sys::fs::OF_Text);
@@ -118,6 +168,8 @@ struct LinalgRlSchedulePass
     }
     scheduler.removeTags();
   }
+
+  std::shared_ptr<OnnxPolicy> policy;
 };
 
 } // namespace

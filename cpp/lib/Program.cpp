@@ -2,6 +2,7 @@
 #include "mlir-rl/Program.h"
 #include "mlir-rl/Features.h"
 #include "mlir-rl/Lowering.h"
+#include "mlir-rl/OnnxPolicy.h"
 #include "mlir-rl/Passes.h"
 #include "mlir-rl/Scheduler.h"
 
@@ -14,12 +15,35 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <mutex>
+#include <random>
+
 namespace mlir::rl {
 
 struct Program::Impl {
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<Scheduler> scheduler;
+  /// Policies are loaded once per process and shared by all Programs (an
+  /// environment creates many), as the pass keeps one per pass instance.
+  OnnxPolicy *getPolicy(const std::string &model, const std::string &ortLib,
+                        std::string &error) {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, std::string>,
+                    std::unique_ptr<OnnxPolicy>>
+        policies;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto key = std::make_pair(model, ortLib);
+    auto it = policies.find(key);
+    if (it != policies.end())
+      return it->second.get();
+    std::unique_ptr<OnnxPolicy> p =
+        OnnxPolicy::load(model, ortLib, FeatureLayout::getDefault(), error);
+    if (!p)
+      return nullptr;
+    return (policies[key] = std::move(p)).get();
+  }
 };
 
 static std::unique_ptr<MLIRContext> createContext() {
@@ -126,6 +150,79 @@ int Program::applySchedule(const std::string &text, std::string &message) {
   return (int)impl->scheduler->applySchedule(*schedule, message);
 }
 
+bool Program::scheduleWithPolicy(const std::string &model,
+                                 const std::string &ortLib, bool sample,
+                                 uint64_t seed, PolicyRunInfo &info,
+                                 std::string &error) {
+  OnnxPolicy *policy = impl->getPolicy(model, ortLib, error);
+  if (!policy)
+    return false;
+  PolicyRunOptions options;
+  options.sample = sample;
+  options.seed = seed;
+  PolicyStats stats;
+  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                 PolicyLogits &logits, std::string &err) {
+    return policy->run(obs, mask, logits, err);
+  };
+  DiagnosticCollector collect(impl->context.get(), error);
+  if (failed(impl->scheduler->scheduleWithPolicy(run, options, stats, error)))
+    return false;
+  info = PolicyRunInfo{stats.ops,          stats.inferences,
+                       stats.inferenceSeconds, stats.applications,
+                       stats.applySeconds, stats.warnings};
+  return true;
+}
+
+bool Program::getPolicyLogits(const std::string &model,
+                              const std::string &ortLib, int64_t id,
+                              std::vector<float> &kind,
+                              std::vector<float> &tile,
+                              std::vector<float> &pointer,
+                              std::string &error) {
+  OnnxPolicy *policy = impl->getPolicy(model, ortLib, error);
+  if (!policy)
+    return false;
+  PolicyLogits logits;
+  std::vector<float> obs = impl->scheduler->getObservation(id);
+  std::vector<uint8_t> mask = impl->scheduler->getMasks(id).flatten();
+  if (failed(policy->run(obs, mask, logits, error)))
+    return false;
+  kind = std::move(logits.kind);
+  tile = std::move(logits.tile);
+  pointer = std::move(logits.pointer);
+  return true;
+}
+
+int Program::decodeAndApply(int64_t id, const std::vector<float> &kind,
+                            const std::vector<float> &tile,
+                            const std::vector<float> &pointer, bool sample,
+                            uint64_t seed, std::string &step,
+                            std::string &message) {
+  const FeatureLayout &layout = FeatureLayout::getDefault();
+  Scheduler &scheduler = *impl->scheduler;
+  const OpRecord *rec = scheduler.getRecord(id);
+  linalg::LinalgOp op = scheduler.lookup(id);
+  if (!rec || !op || !rec->supported || rec->state.done) {
+    message = "op " + std::to_string(id) + " cannot take a step now";
+    return (int)ApplyStatus::Illegal;
+  }
+  if ((int)kind.size() != kNumActionKinds ||
+      (int)tile.size() != 3 * layout.maxLoops * layout.numTileSizes ||
+      (int)pointer.size() != layout.maxLoops) {
+    message = "logits do not match the feature layout's head sizes";
+    return (int)ApplyStatus::Illegal;
+  }
+  std::mt19937_64 rng(seed);
+  DecodedStep decoded =
+      decodeStep(op, rec->state, scheduler.hasFusableProducer(id),
+                 scheduler.getMasks(id), PolicyLogits{kind, tile, pointer},
+                 layout, sample ? &rng : nullptr);
+  step = decoded.str();
+  DiagnosticCollector collect(impl->context.get(), message);
+  return (int)scheduler.applyStep(id, decoded, message);
+}
+
 std::string Program::getScheduleText() const {
   return impl->scheduler->getScheduleText();
 }
@@ -227,5 +324,10 @@ LayoutInfo getLayoutInfo() {
 }
 
 std::string getLoweringPipelineText() { return getLoweringPipeline(); }
+
+std::string getDefaultModelPath() { return OnnxPolicy::getDefaultModelPath(); }
+std::string getDefaultOrtLibrary() {
+  return OnnxPolicy::getDefaultLibraryPath();
+}
 
 } // namespace mlir::rl

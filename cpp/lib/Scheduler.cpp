@@ -9,6 +9,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/Debug.h"
 
+#include <chrono>
+#include <map>
+#include <random>
+
 #define DEBUG_TYPE "linalg-rl-schedule"
 
 namespace mlir::rl {
@@ -299,6 +303,57 @@ ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
   }
   message = failures;
   return status;
+}
+
+ApplyStatus Scheduler::applyStep(int64_t id, const DecodedStep &step,
+                                 std::string &message) {
+  if (step.isPointer)
+    return applyPointer(id, step.pointer, message);
+  return apply(id, step.action, message);
+}
+
+LogicalResult Scheduler::scheduleWithPolicy(PolicyFn policy,
+                                            const PolicyRunOptions &options,
+                                            PolicyStats &stats,
+                                            std::string &error) {
+  using Clock = std::chrono::steady_clock;
+  std::mt19937_64 rng(options.seed);
+  // Each op takes at most tau actions, an interchange N + 1 decisions.
+  const int maxSteps = layout.historyLength * (layout.maxLoops + 1) + 1;
+  for (int64_t id : getTraversalOrder()) {
+    ++stats.ops;
+    for (int step = 0; step < maxSteps && !ops[id].state.done; ++step) {
+      linalg::LinalgOp op = lookup(id);
+      if (!op)
+        break;
+      std::vector<float> obs = getObservation(id);
+      ActionMasks masks = getMasks(id);
+      PolicyLogits logits;
+      auto t0 = Clock::now();
+      if (failed(policy(obs, masks.flatten(), logits, error)))
+        return failure();
+      auto t1 = Clock::now();
+      stats.inferenceSeconds += std::chrono::duration<double>(t1 - t0).count();
+      ++stats.inferences;
+      DecodedStep decoded =
+          decodeStep(op, ops[id].state, hasFusableProducer(id), masks, logits,
+                     layout, options.sample ? &rng : nullptr);
+      std::string message;
+      auto t2 = Clock::now();
+      ApplyStatus status = applyStep(id, decoded, message);
+      stats.applySeconds +=
+          std::chrono::duration<double>(Clock::now() - t2).count();
+      ++stats.applications;
+      if (status == ApplyStatus::Applied)
+        continue;
+      // Decoding only picks legal steps; a failure to apply ends the op.
+      stats.warnings.push_back(message);
+      ops[id].state.pendingPointers.clear();
+      std::string ignored;
+      (void)apply(id, Action{ActionKind::NoTransformation, {}}, ignored);
+    }
+  }
+  return success();
 }
 
 std::string Scheduler::getScheduleText() const {

@@ -59,6 +59,11 @@ NB_MODULE(_core, m) {
     return d;
   }, "The feature layout: limits, sizes, offsets, names and its hash.");
 
+  m.def("default_model_path", &mlir::rl::getDefaultModelPath,
+        "Where the pass looks for the policy when model= is not given.");
+  m.def("default_ort_library", &mlir::rl::getDefaultOrtLibrary,
+        "The ONNX Runtime library the pass loads when ort-lib= is not given.");
+
   m.def("lowering_pipeline", &mlir::rl::getLoweringPipelineText,
         "The textual lowering pipeline (registered as mlir-rl-lower).");
 
@@ -122,6 +127,48 @@ NB_MODULE(_core, m) {
              int status = p.applySchedule(schedule, message);
              return std::make_pair(status, message);
            }, "schedule"_a)
+      .def("schedule_with_policy",
+           [](Program &p, const std::string &model, const std::string &ortLib,
+              bool sample, uint64_t seed) {
+             mlir::rl::PolicyRunInfo info;
+             std::string error;
+             if (!p.scheduleWithPolicy(model, ortLib, sample, seed, info,
+                                       error))
+               throw std::runtime_error(error);
+             nb::dict d;
+             d["ops"] = info.ops;
+             d["inferences"] = info.inferences;
+             d["inference_seconds"] = info.inferenceSeconds;
+             d["applications"] = info.applications;
+             d["apply_seconds"] = info.applySeconds;
+             d["warnings"] = info.warnings;
+             return d;
+           },
+           "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0)
+      .def("policy_logits",
+           [](Program &p, int64_t id, const std::string &model,
+              const std::string &ortLib) {
+             std::vector<float> kind, tile, pointer;
+             std::string error;
+             if (!p.getPolicyLogits(model, ortLib, id, kind, tile, pointer,
+                                    error))
+               throw std::runtime_error(error);
+             return nb::make_tuple(toNumpy(std::move(kind)),
+                                   toNumpy(std::move(tile)),
+                                   toNumpy(std::move(pointer)));
+           },
+           "op_id"_a, "model"_a = "", "ort_lib"_a = "")
+      .def("decode_and_apply",
+           [](Program &p, int64_t id, const std::vector<float> &kind,
+              const std::vector<float> &tile, const std::vector<float> &pointer,
+              bool sample, uint64_t seed) {
+             std::string step, message;
+             int status = p.decodeAndApply(id, kind, tile, pointer, sample,
+                                           seed, step, message);
+             return nb::make_tuple(status, step, message);
+           },
+           "op_id"_a, "kind"_a, "tile"_a, "pointer"_a, "sample"_a = false,
+           "seed"_a = 0)
       .def("schedule_text", &Program::getScheduleText)
       .def("transform_script", &Program::getTransformScript)
       .def("ir", &Program::str, "with_tags"_a = false)

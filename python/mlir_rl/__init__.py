@@ -13,6 +13,7 @@ from mlir_rl.core import (  # noqa: F401
     OpInfo,
     ScheduleError,
     Timing,
+    default_model_path,
     layout,
     lowering_pipeline,
     outputs_match,

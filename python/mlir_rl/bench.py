@@ -98,5 +98,68 @@ def bench_file(path: str | Path, schedule: str,
     return bench_module(Module.load(path), schedule, config)
 
 
-__all__ = ["BenchConfig", "BenchResult", "bench_file", "bench_module",
+@dataclass
+class OverheadResult:
+    """Compile-time cost of scheduling one module with a policy, per op."""
+
+    name: str
+    ops: int
+    inferences_per_op: float
+    inference_ms_per_op: tuple[float, float, float]  # median, min, max
+    apply_ms_per_op: tuple[float, float, float]
+    pass_ms_per_op: tuple[float, float, float]
+    schedule: str
+    first_call_ms: float = 0.0  # includes loading the model (once per process)
+
+    def row(self) -> str:
+        def f(x):
+            return f"{x[0]:7.3f} [{x[1]:.3f}, {x[2]:.3f}]"
+        return (f"{self.name:36s} {self.ops:4d} {self.inferences_per_op:5.2f}  "
+                f"{f(self.inference_ms_per_op)}  {f(self.apply_ms_per_op)}  "
+                f"{f(self.pass_ms_per_op)}  {self.first_call_ms:8.1f}")
+
+
+OVERHEAD_HEADER = (f"{'module':36s} {'ops':>4s} {'inf/op':>5s}  "
+                   f"{'inference ms/op [min, max]':26s}  {'transform ms/op [min, max]':26s}  "
+                   f"{'pass ms/op [min, max]':26s}  {'1st call ms':>11s}")
+
+
+def _stats(xs: list[float]) -> tuple[float, float, float]:
+    import numpy as np
+    return float(np.median(xs)), float(np.min(xs)), float(np.max(xs))
+
+
+def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
+                     sample: bool = False) -> OverheadResult:
+    """Schedule ``text`` with the policy ``repeat`` times (fresh each time).
+
+    Inference: ONNX Runtime calls; transform: transform-interpreter
+    applications; pass: the whole scheduling call (features, masks,
+    inference, decoding, application), all divided by the number of ops.
+    """
+    import time
+    base = Module.parse(text, name)
+    # Load the ONNX session once (the pass loads it once per pass instance).
+    t0 = time.perf_counter()
+    base.fresh().policy_logits(base.traversal_order()[0], model)
+    load_ms = (time.perf_counter() - t0) * 1e3
+    inf, app, total = [], [], []
+    stats, m = {}, base
+    for _ in range(repeat):
+        m = base.fresh()
+        t0 = time.perf_counter()
+        stats = m.schedule_with_policy(model, sample=sample)
+        elapsed = time.perf_counter() - t0
+        n = max(1, stats["ops"])
+        inf.append(stats["inference_seconds"] / n * 1e3)
+        app.append(stats["apply_seconds"] / n * 1e3)
+        total.append(elapsed / n * 1e3)
+    return OverheadResult(name=name, ops=stats["ops"],
+                          inferences_per_op=stats["inferences"] / max(1, stats["ops"]),
+                          inference_ms_per_op=_stats(inf), apply_ms_per_op=_stats(app),
+                          pass_ms_per_op=_stats(total), schedule=m.schedule,
+                          first_call_ms=load_ms)
+
+
+__all__ = ["OverheadResult", "measure_overhead", "BenchConfig", "BenchResult", "bench_file", "bench_module",
            "ScheduleError"]

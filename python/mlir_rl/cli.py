@@ -3,6 +3,9 @@
   mlir-rl ops FILE                       list the linalg ops and their ids
   mlir-rl optimize FILE --schedule S     apply a schedule, print the IR
   mlir-rl bench FILE --schedule S        time baseline vs scheduled, check outputs
+  mlir-rl init-policy -o CKPT            a freshly initialised actor-critic
+  mlir-rl export CKPT -o models/policy.onnx   the actor, for the pass
+  mlir-rl overhead --suite all           policy inference / transformation cost per op
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout (JSON)
 """
@@ -78,6 +81,56 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if result.outputs_match else 3
 
 
+def cmd_init_policy(args: argparse.Namespace) -> int:
+    import torch
+    from mlir_rl.policy import PolicyConfig, new_checkpoint
+    ckpt = new_checkpoint(seed=args.seed, cfg=PolicyConfig())
+    if args.head_scale != 1.0:
+        for k in ("kind_head.weight", "tile_head.weight", "pointer_head.weight"):
+            ckpt["actor"][k] = ckpt["actor"][k] * args.head_scale
+        ckpt["provenance"]["note"] = f"untrained, heads scaled x{args.head_scale}"
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(ckpt, args.output)
+    print(f"untrained actor-critic (seed {args.seed}) written to {args.output}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from mlir_rl.export import export_checkpoint
+    card = export_checkpoint(args.checkpoint, args.output,
+                             fp16_weights=not args.fp32)
+    print(f"{args.output}: {card['bytes'] / 1e6:.2f} MB, layout {card['layout_hash']}, "
+          f"trained={card['trained']}")
+    return 0
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
+    from mlir_rl import kernels
+    from mlir_rl.bench import OVERHEAD_HEADER, measure_overhead
+    modules: dict[str, str] = {}
+    if args.suite in ("ops", "all"):
+        modules.update(kernels.operator_suite())
+    if args.suite in ("resnet18", "all"):
+        modules["resnet18_layers"] = kernels.resnet18_layers()
+    for f in args.files:
+        modules[Path(f).stem] = Path(f).read_text()
+    if not modules:
+        print("mlir-rl: error: give files or --suite", file=sys.stderr)
+        return 2
+    print(f"policy: {args.model or '(shipped) ' + str(__import__('mlir_rl').default_model_path())}")
+    print(OVERHEAD_HEADER)
+    results = []
+    for name, text in modules.items():
+        r = measure_overhead(name, text, model=args.model, repeat=args.repeat,
+                             sample=args.sample)
+        results.append(r)
+        print(r.row(), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            [dataclasses.asdict(r) for r in results], indent=2) + "\n")
+    return 0
+
+
 def cmd_plugin_path(args: argparse.Namespace) -> int:
     from mlir_rl.paths import plugin_path
     print(plugin_path())
@@ -124,6 +177,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     _add_dataclass_args(p, BenchConfig)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("overhead", help="compile-time cost of the policy: inference and "
+                       "transformation per op")
+    p.add_argument("files", nargs="*", help="modules to schedule")
+    p.add_argument("--suite", choices=["ops", "resnet18", "all"], default=None,
+                   help="built-in modules: the operator suite, a ResNet-18-sized module")
+    p.add_argument("--model", default="", help="ONNX policy (default: the shipped one)")
+    p.add_argument("--repeat", type=int, default=5, help="repetitions (median, min, max)")
+    p.add_argument("--sample", action="store_true", help="sampled instead of greedy decoding")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.set_defaults(func=cmd_overhead)
+
+    p = sub.add_parser("init-policy", help="write a freshly initialised (untrained) checkpoint")
+    p.add_argument("-o", "--output", required=True, help="checkpoint file (.pt)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--head-scale", type=float, default=1.0,
+                   help="multiply the actor's output-head weights (>1 makes an untrained "
+                        "actor's choices vary with the input; for tests and overhead figures)")
+    p.set_defaults(func=cmd_init_policy)
+
+    p = sub.add_parser("export", help="export a checkpoint's actor to ONNX for the pass")
+    p.add_argument("checkpoint")
+    p.add_argument("-o", "--output", required=True, help="ONNX file (policy.json is written beside it)")
+    p.add_argument("--fp32", action="store_true", help="store weights as float32 (default: float16)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("plugin-path", help="print the path of libMlirRL.so")
     p.set_defaults(func=cmd_plugin_path)

@@ -79,6 +79,11 @@ def layout() -> Layout:
     )
 
 
+def default_model_path() -> Path:
+    """The policy the pass uses when ``model=`` is not given."""
+    return Path(_core.default_model_path())
+
+
 def lowering_pipeline() -> str:
     """The lowering pipeline (also the ``mlir-rl-lower`` pass pipeline)."""
     return _core.lowering_pipeline()
@@ -244,6 +249,39 @@ class Module:
         st = self._check(status, message)
         self.last_message = message
         return st
+
+    def decode_and_apply(self, op_id: int, kind, tile, pointer,
+                         sample: bool = False, seed: int = 0) -> tuple[ApplyStatus, str]:
+        """Decode an actor's logits with the C++ decoder and apply the step.
+
+        Returns (status, decoded step). Decoding only yields legal steps;
+        FAILED means the transformation did not apply (the IR is unchanged).
+        """
+        status, step, message = self._program.decode_and_apply(
+            op_id, [float(x) for x in kind], [float(x) for x in tile],
+            [float(x) for x in pointer], sample, seed)
+        self.last_message = message
+        return self._check(status, message), step
+
+    def schedule_with_policy(self, model: str | Path = "", ort_lib: str = "",
+                             sample: bool = False, seed: int = 0) -> dict:
+        """Schedule every op with an ONNX policy, exactly as the pass does.
+
+        Returns the cost: ops, inferences and their seconds, applications of
+        the transform interpreter and their seconds, warnings.
+        """
+        try:
+            return self._program.schedule_with_policy(str(model), ort_lib, sample, seed)
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
+
+    def policy_logits(self, op_id: int, model: str | Path = "",
+                      ort_lib: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ONNX policy's (kind, tile, pointer) logits for op ``op_id`` now."""
+        try:
+            return self._program.policy_logits(op_id, str(model), ort_lib)
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
 
     @property
     def schedule(self) -> str:

@@ -152,3 +152,91 @@ def matmul_bias_relu(m: int, n: int, k: int) -> str:
             f"    linalg.yield %mx : f32\n"
             f"  }} -> {c}\n"
             f"  return %r : {c}\n}}\n")
+
+
+# ResNet-18's convolutions (NCHW, batch 1): (in channels, out channels,
+# output size, kernel, stride), one per conv layer, in order.
+RESNET18_CONVS = (
+    [(3, 64, 112, 7, 2)]
+    + [(64, 64, 56, 3, 1)] * 4
+    + [(64, 128, 28, 3, 2), (128, 128, 28, 3, 1), (64, 128, 28, 1, 2),
+       (128, 128, 28, 3, 1), (128, 128, 28, 3, 1)]
+    + [(128, 256, 14, 3, 2), (256, 256, 14, 3, 1), (128, 256, 14, 1, 2),
+       (256, 256, 14, 3, 1), (256, 256, 14, 3, 1)]
+    + [(256, 512, 7, 3, 2), (512, 512, 7, 3, 1), (256, 512, 7, 1, 2),
+       (512, 512, 7, 3, 1), (512, 512, 7, 3, 1)]
+)
+
+
+def resnet18_layers(batch: int = 1) -> str:
+    """A ResNet-18-sized module: every conv layer of ResNet-18 (its input
+    pre-padded, taken as an argument), each followed by a relu, residual adds
+    on the block outputs, the stem's max pooling and the classifier matmul.
+    About 70 linalg ops; the layers are independent so every shape is exact."""
+    lines, args, results, types = [], [], [], []
+    idm = _identity_map(4)
+    for i, (cin, cout, out, k, stride) in enumerate(RESNET18_CONVS):
+        size = (out - 1) * stride + k
+        it, kt, ot = _t([batch, cin, size, size]), _t([cout, cin, k, k]), _t([batch, cout, out, out])
+        args += [f"%in{i}: {it}", f"%w{i}: {kt}"]
+        lines.append(f"  %cst{i} = arith.constant 0.0 : f32\n"
+                     f"  %e{i} = tensor.empty() : {ot}\n"
+                     f"  %f{i} = linalg.fill ins(%cst{i} : f32) outs(%e{i} : {ot}) -> {ot}\n"
+                     f"  %c{i} = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+                     f"strides = dense<{stride}> : tensor<2xi64>}} ins(%in{i}, %w{i} : {it}, {kt}) "
+                     f"outs(%f{i} : {ot}) -> {ot}\n"
+                     f"  %r{i} = linalg.generic {{indexing_maps = [{idm}, {idm}], iterator_types = "
+                     f"[\"parallel\", \"parallel\", \"parallel\", \"parallel\"]}} ins(%c{i} : {ot}) "
+                     f"outs(%e{i} : {ot}) {{\n"
+                     f"  ^bb0(%x: f32, %o: f32):\n"
+                     f"    %z = arith.constant 0.0 : f32\n"
+                     f"    %m = arith.maximumf %x, %z : f32\n"
+                     f"    linalg.yield %m : f32\n"
+                     f"  }} -> {ot}\n")
+        if i % 2 == 0 and i > 0:  # residual add of two block outputs
+            prev = RESNET18_CONVS[i - 1]
+            if (prev[1], prev[2]) == (cout, out):
+                lines.append(f"  %ea{i} = tensor.empty() : {ot}\n"
+                             f"  %a{i} = linalg.add ins(%r{i}, %r{i - 1} : {ot}, {ot}) "
+                             f"outs(%ea{i} : {ot}) -> {ot}\n")
+                results.append(f"%a{i}")
+                types.append(ot)
+                continue
+        results.append(f"%r{i}")
+        types.append(ot)
+    # Stem max pooling 3x3 stride 2 on the first relu, and the classifier.
+    pt = _t([batch, 64, 55, 55])
+    lines.append(f"  %pinit = arith.constant -3.40282347E+38 : f32\n"
+                 f"  %pe = tensor.empty() : {pt}\n"
+                 f"  %pf = linalg.fill ins(%pinit : f32) outs(%pe : {pt}) -> {pt}\n"
+                 f"  %win = tensor.empty() : {_t([3, 3])}\n"
+                 f"  %pool = linalg.pooling_nchw_max {{dilations = dense<1> : tensor<2xi64>, "
+                 f"strides = dense<2> : tensor<2xi64>}} ins(%r0, %win : {_t([batch, 64, 112, 112])}, "
+                 f"{_t([3, 3])}) outs(%pf : {pt}) -> {pt}\n")
+    results.append("%pool")
+    types.append(pt)
+    ft, wt, ct = _t([batch, 512]), _t([512, 1000]), _t([batch, 1000])
+    args += [f"%feat: {ft}", f"%fcw: {wt}"]
+    lines.append(f"  %fz = arith.constant 0.0 : f32\n"
+                 f"  %fe = tensor.empty() : {ct}\n"
+                 f"  %ff = linalg.fill ins(%fz : f32) outs(%fe : {ct}) -> {ct}\n"
+                 f"  %fc = linalg.matmul ins(%feat, %fcw : {ft}, {wt}) outs(%ff : {ct}) -> {ct}\n")
+    results.append("%fc")
+    types.append(ct)
+    return (f"func.func @main({', '.join(args)}) -> ({', '.join(types)}) {{\n"
+            + "".join(lines)
+            + f"  return {', '.join(results)} : {', '.join(types)}\n}}\n")
+
+
+def operator_suite() -> dict[str, str]:
+    """Single ops with shapes from real models (BERT, ResNet-18), plus a chain."""
+    return {
+        "matmul_bert_384x768x768": matmul(384, 768, 768),
+        "batch_matmul_bert_12x384x64x384": batch_matmul(12, 384, 384, 64),
+        "conv2d_nchw_resnet_64x56x56": conv2d_nchw(1, 64, 58, 58, 64, 3, 3),
+        "conv2d_nhwc_resnet_128x28x28": conv2d_nhwc(1, 30, 30, 128, 3, 3, 128),
+        "maxpool_nchw_resnet_64x112x112": maxpool_nchw(1, 64, 112, 112, 3, 2),
+        "add_resnet_64x56x56": add([1, 64, 56, 56]),
+        "relu_resnet_64x56x56": relu([1, 64, 56, 56]),
+        "matmul_bias_relu_256x512x512": matmul_bias_relu(256, 512, 512),
+    }

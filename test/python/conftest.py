@@ -31,3 +31,10 @@ def mlir_rl_cli() -> str:
     exe = shutil.which("mlir-rl")
     assert exe, "the mlir-rl console script is not installed"
     return exe
+
+
+@pytest.fixture(scope="session")
+def varied_model(tmp_path_factory):
+    """An exported test policy whose greedy decisions vary (see policy_fixtures)."""
+    from policy_fixtures import export_varied
+    return export_varied(tmp_path_factory.mktemp("policy") / "varied.onnx")

@@ -24,6 +24,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,36 @@ ActionMasks computeActionMasks(linalg::LinalgOp op,
 LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
                            bool hasProducer, const Action &action,
                            const FeatureLayout &layout, std::string &reason);
+
+/// Logits of the policy heads for one op (already masked or not: masked
+/// choices are skipped either way).
+struct PolicyLogits {
+  std::vector<float> kind;    // [A]
+  std::vector<float> tile;    // [3][N][M]
+  std::vector<float> pointer; // [N]
+};
+
+/// One decoded decision: a whole action, or one interchange level pointer.
+struct DecodedStep {
+  bool isPointer = false;
+  int64_t pointer = -1;
+  Action action;
+  std::string str() const {
+    return isPointer ? "I-pointer(" + std::to_string(pointer) + ")"
+                     : action.str();
+  }
+};
+
+/// Masked decoding of the policy's logits into a legal step. Greedy (argmax)
+/// when `rng` is null, else sampled from the softmax of the allowed choices.
+/// Transformations are tried from the most to the least likely; one whose
+/// decoded parameters are illegal (TP with every size 0) is skipped, so NT,
+/// always legal, ends the search. Interchange is decoded one level pointer
+/// at a time.
+DecodedStep decodeStep(linalg::LinalgOp op, const OpScheduleState &state,
+                       bool hasProducer, const ActionMasks &masks,
+                       const PolicyLogits &logits, const FeatureLayout &layout,
+                       std::mt19937_64 *rng = nullptr);
 
 } // namespace mlir::rl
 

@@ -31,6 +31,12 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
         scf.forall.in_parallel { tensor.parallel_insert_slice ... }
       }
 
+    Without `schedule`, the pass asks the policy: the actor exported to ONNX
+    (`model=`, default the shipped models/policy.onnx) runs in-process
+    through ONNX Runtime on each op's features and masks, and its logits are
+    decoded (greedy, or sampled with `sample=true seed=S`) into actions until
+    every op's schedule is complete.
+
     Unsupported ops (dynamic shapes, memref operands, too many loops) are
     left unchanged with a remark. Illegal actions (e.g. TP on a reduction
     loop) and malformed schedules are errors.
@@ -53,6 +59,18 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "('-' for stdout); replay it with --transform-interpreter">,
     Option<"dumpFeatures", "dump-features", "bool", /*default=*/"false",
            "Print each op's features and masks (before scheduling it) to stdout">,
+    Option<"usePolicy", "policy", "bool", /*default=*/"true",
+           "Without an explicit schedule, schedule every op with the ONNX "
+           "policy (false: leave the IR as it is)">,
+    Option<"modelPath", "model", "std::string", /*default=*/"",
+           "ONNX policy (default: models/policy.onnx of the installation)">,
+    Option<"ortLib", "ort-lib", "std::string", /*default=*/"",
+           "ONNX Runtime library to dlopen (default: $MLIR_RL_ORT_LIB, else "
+           "the onnxruntime Python package found at build time)">,
+    Option<"sample", "sample", "bool", /*default=*/"false",
+           "Sample from the policy instead of greedy (argmax) decoding">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "Seed of sampled decoding">,
   ];
 }
 

@@ -33,6 +33,16 @@ struct OpInfo {
   bool inInterchange;
 };
 
+/// Cost and outcome of scheduling with a policy.
+struct PolicyRunInfo {
+  int64_t ops = 0;
+  int64_t inferences = 0;
+  double inferenceSeconds = 0;
+  int64_t applications = 0;
+  double applySeconds = 0;
+  std::vector<std::string> warnings;
+};
+
 class Program {
 public:
   /// Parses and verifies `text`; returns null and sets `error` on failure.
@@ -53,6 +63,23 @@ public:
   int apply(int64_t id, const std::string &action, std::string &message);
   int applyPointer(int64_t id, int64_t loop, std::string &message);
   int applySchedule(const std::string &schedule, std::string &message);
+
+  /// Schedules every op with the ONNX policy at `model` (empty: default),
+  /// as the pass does. Returns false and sets `error` on a model problem.
+  bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
+                          bool sample, uint64_t seed, PolicyRunInfo &info,
+                          std::string &error);
+  /// The ONNX policy's logits (kind, tile, pointer) for op `id` now.
+  bool getPolicyLogits(const std::string &model, const std::string &ortLib,
+                       int64_t id, std::vector<float> &kind,
+                       std::vector<float> &tile, std::vector<float> &pointer,
+                       std::string &error);
+  /// Decodes logits (from any actor, e.g. PyTorch) into a step with the
+  /// C++ decoder and applies it. `step` receives the decoded step's text.
+  int decodeAndApply(int64_t id, const std::vector<float> &kind,
+                     const std::vector<float> &tile,
+                     const std::vector<float> &pointer, bool sample,
+                     uint64_t seed, std::string &step, std::string &message);
 
   std::string getScheduleText() const;
   std::string getTransformScript() const;
@@ -86,6 +113,10 @@ LayoutInfo getLayoutInfo();
 
 /// The textual lowering pipeline.
 std::string getLoweringPipelineText();
+
+/// Defaults of the pass's model= and ort-lib= options.
+std::string getDefaultModelPath();
+std::string getDefaultOrtLibrary();
 
 } // namespace mlir::rl
 

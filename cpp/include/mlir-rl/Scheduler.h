@@ -12,6 +12,7 @@
 #include "mlir-rl/ActionSpace.h"
 #include "mlir-rl/FeatureLayout.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 #include <vector>
@@ -35,6 +36,26 @@ struct OpRecord {
 };
 
 enum class ApplyStatus { Applied, Illegal, Failed };
+
+/// A policy: observation and flat masks in, logits of every head out.
+using PolicyFn = llvm::function_ref<LogicalResult(
+    ArrayRef<float> observation, ArrayRef<uint8_t> mask, PolicyLogits &logits,
+    std::string &error)>;
+
+struct PolicyRunOptions {
+  bool sample = false; // sample from the softmax instead of argmax
+  uint64_t seed = 0;
+};
+
+/// What scheduling with a policy cost and did.
+struct PolicyStats {
+  int64_t ops = 0;
+  int64_t inferences = 0;
+  double inferenceSeconds = 0;
+  int64_t applications = 0; // transform-interpreter applications
+  double applySeconds = 0;
+  std::vector<std::string> warnings; // actions that failed to apply
+};
 
 class Scheduler {
 public:
@@ -71,6 +92,16 @@ public:
   /// the schedule itself is at fault).
   ApplyStatus applySchedule(const ExplicitSchedule &schedule,
                             std::string &message, int64_t *opId = nullptr);
+
+  /// Applies a decoded step (an action or an interchange level pointer).
+  ApplyStatus applyStep(int64_t id, const DecodedStep &step,
+                        std::string &message);
+  /// Schedules every supported op, consumer before producer, with `policy`
+  /// and masked decoding, until each op is complete. An action that fails to
+  /// apply ends that op's schedule (recorded in `stats.warnings`).
+  LogicalResult scheduleWithPolicy(PolicyFn policy,
+                                   const PolicyRunOptions &options,
+                                   PolicyStats &stats, std::string &error);
 
   /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
   std::string getScheduleText() const;
