@@ -275,9 +275,16 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
       return failure();
     }
     auto stop = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(stop - start).count();
     if (run >= options.warmup)
-      timing.seconds.push_back(
-          std::chrono::duration<double>(stop - start).count());
+      timing.seconds.push_back(elapsed);
+    if (options.abortAfterSeconds > 0 && elapsed > options.abortAfterSeconds) {
+      if (timing.seconds.empty())
+        timing.seconds.push_back(elapsed);
+      timing.aborted = true;
+      releaseOutputs();
+      break;
+    }
     if (run == total - 1 && options.keepOutputs) {
       for (size_t i = 0; i < sig.inputs.size(); ++i) {
         HostTensor h = sig.inputs[i];

@@ -198,7 +198,8 @@ NB_MODULE(_core, m) {
            }, "function"_a = "")
       .def("time",
            [](const Program &p, int runs, int warmup, int threads,
-              uint64_t seed, const std::string &function, bool keepOutputs) {
+              uint64_t seed, const std::string &function, bool keepOutputs,
+              double abortAfter) {
              mlir::rl::TimingOptions options;
              options.runs = runs;
              options.warmup = warmup;
@@ -206,6 +207,7 @@ NB_MODULE(_core, m) {
              options.seed = seed;
              options.function = function;
              options.keepOutputs = keepOutputs;
+             options.abortAfterSeconds = abortAfter;
              mlir::rl::TimingResult result;
              std::string error;
              bool ok;
@@ -217,6 +219,7 @@ NB_MODULE(_core, m) {
                throw std::runtime_error(error);
              nb::dict d;
              d["seconds"] = result.seconds;
+             d["aborted"] = result.aborted;
              auto toList = [](std::vector<mlir::rl::HostTensor> &tensors) {
                nb::list out;
                for (mlir::rl::HostTensor &t : tensors) {
@@ -233,5 +236,6 @@ NB_MODULE(_core, m) {
            },
            "runs"_a = 5, "warmup"_a = 1, "threads"_a = 1, "seed"_a = 0,
            "function"_a = "", "keep_outputs"_a = true,
+           "abort_after_s"_a = 0.0,
            "Lower a copy of the current IR, JIT it and time it.");
 }

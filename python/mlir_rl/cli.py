@@ -6,6 +6,9 @@
   mlir-rl init-policy -o CKPT            a freshly initialised actor-critic
   mlir-rl export CKPT -o models/policy.onnx   the actor, for the pass
   mlir-rl overhead --suite all           policy inference / transformation cost per op
+  mlir-rl dataset -o runs/dataset        seeded training/validation programs
+  mlir-rl train configs/ppo.toml         PPO; writes runs/ppo/{checkpoint.pt,policy.onnx,tb/}
+  mlir-rl evaluate --model M             per-kind geomean speedups vs random and best-of-N search
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout (JSON)
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -131,6 +135,55 @@ def cmd_overhead(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from mlir_rl.data import make_dataset
+    manifest = make_dataset(args.output, seed=args.seed, sequences=args.sequences,
+                            lqcd=args.lqcd, val_fraction=args.val_fraction)
+    parts: dict[str, int] = {}
+    for e in manifest["programs"]:
+        key = f"{e['split']}/{e['family']}"
+        parts[key] = parts.get(key, 0) + 1
+    print(f"{len(manifest['programs'])} programs in {args.output}: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(parts.items())))
+    return 0
+
+
+def _parse_overrides(pairs: list[str]) -> dict:
+    import tomllib
+    out = {}
+    for pair in pairs or []:
+        key, _, value = pair.partition("=")
+        try:
+            out[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = value
+    return out
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from mlir_rl.export import export_checkpoint
+    from mlir_rl.ppo import Args, train
+    cfg = Args.from_toml(args.config, **_parse_overrides(args.set))
+    run_dir = train(cfg, resume=args.resume, progress=not args.no_progress)
+    card = export_checkpoint(run_dir / "checkpoint.pt", run_dir / "policy.onnx")
+    print(f"trained policy: {run_dir / 'policy.onnx'} ({card['bytes'] / 1e6:.1f} MB); "
+          f"TensorBoard logs in {run_dir / 'tb'}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from mlir_rl.evaluate import EvalConfig, evaluate
+    cfg = EvalConfig(dataset=args.dataset, split=args.split, model=args.model,
+                     search_budget=args.search_budget, random_budget=args.random_budget,
+                     threads=args.threads, runs=args.runs, cache_path=args.cache,
+                     limit=args.limit, seed=args.seed)
+    report = evaluate(cfg, progress=not args.no_progress)
+    print(report["table"])
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
 def cmd_plugin_path(args: argparse.Namespace) -> int:
     from mlir_rl.paths import plugin_path
     print(plugin_path())
@@ -202,6 +255,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="ONNX file (policy.json is written beside it)")
     p.add_argument("--fp32", action="store_true", help="store weights as float32 (default: float16)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("dataset", help="write a seeded dataset of linalg programs")
+    p.add_argument("-o", "--output", default="runs/dataset")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sequences", type=int, default=24, help="random 5-op sequences")
+    p.add_argument("--lqcd", type=int, default=8, help="LQCD-style contractions")
+    p.add_argument("--val-fraction", type=float, default=0.25)
+    p.set_defaults(func=cmd_dataset)
+
+    p = sub.add_parser("train", help="train a policy with PPO (see configs/ppo.toml)")
+    p.add_argument("config", help="TOML file with mlir_rl.ppo.Args fields")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a setting, e.g. --set iterations=10")
+    p.add_argument("--resume", action="store_true", help="continue from run_dir/checkpoint.pt")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="policy vs random search vs best-of-N search, per op kind")
+    p.add_argument("--dataset", default="runs/dataset")
+    p.add_argument("--split", default="val")
+    p.add_argument("--model", default="", help="ONNX policy (default: the shipped one)")
+    p.add_argument("--random-budget", type=int, default=None,
+                   help="measurements per program for random search (default: the "
+                        "training's per-program budget recorded in the model, else 8)")
+    p.add_argument("--search-budget", type=int, default=200, help="best-of-N search")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--cache", default="runs/measurements.sqlite")
+    p.add_argument("--limit", type=int, default=None, help="first N programs only")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("plugin-path", help="print the path of libMlirRL.so")
     p.set_defaults(func=cmd_plugin_path)

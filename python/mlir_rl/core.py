@@ -139,6 +139,7 @@ class Timing:
     seconds: list[float]
     outputs: list[np.ndarray]
     inputs: list[np.ndarray] = field(default_factory=list)
+    aborted: bool = False  # a call exceeded abort_after_s
 
     @property
     def median(self) -> float:
@@ -308,15 +309,18 @@ class Module:
 
     def time(self, runs: int = 5, warmup: int = 1, threads: int = 1,
              seed: int = 0, function: str = "",
-             keep_outputs: bool = True) -> Timing:
-        """Lower a copy, JIT it, and time ``runs`` calls after ``warmup``."""
+             keep_outputs: bool = True, abort_after_s: float = 0.0) -> Timing:
+        """Lower a copy, JIT it, and time ``runs`` calls after ``warmup``.
+
+        ``abort_after_s``: stop after the first call slower than this (the
+        result is then ``aborted``, its outputs absent)."""
         try:
             d = self._program.time(runs, warmup, threads, seed, function,
-                                   keep_outputs)
+                                   keep_outputs, abort_after_s)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
         return Timing(seconds=list(d["seconds"]), outputs=list(d["outputs"]),
-                      inputs=list(d["inputs"]))
+                      inputs=list(d["inputs"]), aborted=bool(d["aborted"]))
 
 
 def describe_op(op: OpInfo) -> str:

@@ -30,12 +30,16 @@ struct TimingOptions {
   int threads = 1;        // OpenMP threads
   uint64_t seed = 0;      // inputs: uniform in [-1, 1] (ints: [-4, 4])
   bool keepOutputs = true;
+  /// Stop as soon as one call (warm-up included) takes longer than this
+  /// (0: never); the result is then marked `aborted`.
+  double abortAfterSeconds = 0;
 };
 
 struct TimingResult {
   std::vector<double> seconds; // one per timed run
   std::vector<HostTensor> outputs;
   std::vector<HostTensor> inputs; // the random inputs, when keepOutputs
+  bool aborted = false;           // a call exceeded abortAfterSeconds
   double median() const;
 };
 
