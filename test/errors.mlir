@@ -25,7 +25,7 @@
 
 // RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: V"})' 2>&1 | FileCheck %s --check-prefix=VEC
-// VEC: error: linalg-rl-schedule: op 1 (linalg.matmul): vectorization V is not allowed: iteration space of 786432 points exceeds 65536 (tile first)
+// VEC: error: linalg-rl-schedule: op 1 (linalg.matmul): vectorization V is not allowed: iteration space of 786432 points exceeds 4096 (tile first)
 
 // RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(16,16,0) TP(8,8,0)"})' 2>&1 | FileCheck %s --check-prefix=TWICE

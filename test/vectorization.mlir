@@ -1,7 +1,7 @@
 // Vectorization (V): after tiling to small static shapes, the ops become vector code.
 // 2-D convolutions and pooling are decomposed to 1-D first (their OH and KH tiled to 1).
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
-// RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(16,32,0) T(8,32,1) V; 3: TP(1,8,1,0,0,0,0) T(0,0,0,8,0,1,0) V; 5: TP(1,1,8,0,0,0,0) T(0,0,0,0,1,0,0) V; 7: TP(1,8,1,0,0,0) T(0,0,0,0,1,0) V; 8: TP(16,0) T(4,64) V"})' | FileCheck %s
+// RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(16,32,0) T(8,32,1) V; 3: TP(1,8,1,0,0,0,0) T(0,0,0,8,0,1,0) V; 5: TP(1,1,8,0,0,0,0) T(0,0,0,8,1,0,0) V; 7: TP(1,8,1,0,0,0) T(0,0,0,0,1,0) V; 8: TP(16,0) T(4,64) V"})' | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall

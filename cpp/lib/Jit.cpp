@@ -265,6 +265,14 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
     }
   };
 
+  // Compile now (the engine materializes code on the first lookup), so
+  // that the first timed or warm-up call measures execution only.
+  if (auto fn = engine->lookupPacked(entry); !fn) {
+    error = "cannot find " + entry + ": " + llvm::toString(fn.takeError());
+    freeAll();
+    return failure();
+  }
+
   TimingResult timing;
   int total = std::max(0, options.warmup) + std::max(1, options.runs);
   for (int run = 0; run < total; ++run) {

@@ -64,7 +64,7 @@ const std::string &getLoweringPipeline() {
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-openmp,"
-      "convert-vector-to-scf,expand-strided-metadata,lower-affine,"
+      "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
       "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
       "reassociate-fp-reductions},"
       "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"

@@ -184,6 +184,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from mlir_rl.search import search_dataset
+    res = search_dataset(args.dataset, args.split, args.budget, args.sampler, args.output,
+                         args.cache, threads=args.threads, seed=args.seed,
+                         progress=not args.no_progress)
+    import numpy as np
+    sp = [r["best_speedup"] for r in res]
+    print(f"{len(res)} programs, best-of-{args.budget} {args.sampler} search: geomean "
+          f"{float(np.exp(np.mean(np.log(sp)))):.2f}x; written to {args.output}")
+    return 0
+
+
 def cmd_plugin_path(args: argparse.Namespace) -> int:
     from mlir_rl.paths import plugin_path
     print(plugin_path())
@@ -288,6 +300,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("search", help="best-of-N schedule search per program (baseline, demonstrations)")
+    p.add_argument("--dataset", default="runs/dataset")
+    p.add_argument("--split", default="train")
+    p.add_argument("--budget", type=int, default=16)
+    p.add_argument("--sampler", choices=["structured", "random"], default="structured")
+    p.add_argument("-o", "--output", default="runs/search.json")
+    p.add_argument("--cache", default="runs/measurements.sqlite")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("plugin-path", help="print the path of libMlirRL.so")
     p.set_defaults(func=cmd_plugin_path)

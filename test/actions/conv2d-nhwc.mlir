@@ -3,7 +3,7 @@
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(1,4,8,0,0,0,0)"})' | FileCheck %s --check-prefix=TP
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext -p 'builtin.module(linalg-rl-schedule{schedule="1: TF(1,8,0,16,0,0,0)"})' | FileCheck %s --check-prefix=TF
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext -p 'builtin.module(linalg-rl-schedule{schedule="1: I(0,1,2,6,4,5,3)"})' | FileCheck %s --check-prefix=I
-// RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(1,1,8,0,0,0,0) T(0,0,0,0,1,0,0) V"})' | FileCheck %s --check-prefix=V
+// RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(1,1,8,0,0,0,0) T(0,0,0,8,1,0,0) V"})' | FileCheck %s --check-prefix=V
 // RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: NT"})' | FileCheck %s --check-prefix=NT
 
 // Loops: n, oh, ow, f (parallel), kh, kw, c (reduction).
@@ -56,9 +56,9 @@
 // V: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 2)
 // V: scf.for %{{.*}} = %c0{{.*}} to %c3{{(_[0-9]+)?}} step %c1{{(_[0-9]+)?}} iter_args
 // V: vector.transfer_read {{.*}} : tensor<1x10x16xf32>, vector<1x10x16xf32>
-// V: vector.transfer_read {{.*}} : tensor<3x16x32xf32>, vector<3x16x32xf32>
-// V-COUNT-3: vector.contract {{.*}} : vector<1x8x16xf32>, vector<16x32xf32> into vector<1x8x32xf32>
-// V: vector.transfer_write {{.*}} : vector<1x8x32xf32>, tensor<1x8x32xf32>
+// V: vector.transfer_read {{.*}} : tensor<3x16x8xf32>, vector<3x16x8xf32>
+// V-COUNT-3: vector.contract {{.*}} : vector<1x8x16xf32>, vector<16x8xf32> into vector<1x8x8xf32>
+// V: vector.transfer_write {{.*}} : vector<1x8x8xf32>, tensor<1x8x8xf32>
 // V-NOT: linalg.conv
 
 // NT leaves the function as it was.

@@ -62,7 +62,7 @@ struct FeatureLayout {
   int64_t maxVectorInnermost = 512;
   /// Largest iteration space (product of loop extents) that vectorization
   /// accepts; beyond it the vector code would take minutes to compile.
-  int64_t maxVectorElements = int64_t(1) << 16;
+  int64_t maxVectorElements = int64_t(1) << 12;
 
   static const FeatureLayout &getDefault();
 
