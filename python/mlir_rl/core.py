@@ -323,6 +323,16 @@ class Module:
                       inputs=list(d["inputs"]), aborted=bool(d["aborted"]))
 
 
+def parse_schedule_entries(schedule: str) -> dict[int, list[str]]:
+    """'1: TP(8,8,0) V; 0: NT' -> {1: ['TP(8,8,0)', 'V'], 0: ['NT']} (the
+    canonical text the C++ prints; malformed text is the C++ parser's job)."""
+    out: dict[int, list[str]] = {}
+    for entry in filter(None, (e.strip() for e in schedule.split(";"))):
+        op, _, actions = entry.partition(":")
+        out.setdefault(int(op), []).extend(actions.split())
+    return out
+
+
 def describe_op(op: OpInfo) -> str:
     loops = "x".join(str(b) for b in op.loop_bounds)
     its = "".join("p" if i == "parallel" else "r" for i in op.iterators)

@@ -76,6 +76,11 @@ class Args:
     pretrain_epochs: int = 0
     """Actor-critic pre-training (Pearl): epochs of regressing the critic on
     the programs' log baseline times before PPO (0: off)."""
+    demonstrations: Optional[str] = None
+    """JSON of best schedules per training program (``mlir-rl search``) to
+    warm-start the actor by behaviour cloning before PPO (None: off)."""
+    bc_epochs: int = 0
+    """Behaviour-cloning epochs over the demonstrations."""
     time_budget_s: Optional[float] = None
     """Stop after this many seconds of training (checkpointing first)."""
     checkpoint_every: int = 1
@@ -208,7 +213,8 @@ def _save(path: Path, state: dict) -> None:
 
 
 def checkpoint_dict(actor: Actor, critic: Critic, optimizer, args: Args,
-                    iteration: int, global_step: int, history: list) -> dict:
+                    iteration: int, global_step: int, history: list,
+                    num_programs: int = 0) -> dict:
     lay = layout()
     return {
         "actor": actor.state_dict(), "critic": critic.state_dict(),
@@ -216,8 +222,12 @@ def checkpoint_dict(actor: Actor, critic: Critic, optimizer, args: Args,
         "layout_hash": lay.hash, "iteration": iteration, "global_step": global_step,
         "args": dataclasses.asdict(args), "history": history,
         "provenance": {"trained": iteration > 0, "dataset": args.dataset,
+                       "demonstrations": args.demonstrations if args.bc_epochs else None,
+                       "bc_epochs": args.bc_epochs,
                        "iterations": iteration, "steps": global_step,
                        "episodes": iteration * args.programs_per_iteration,
+                       "episodes_per_program": (iteration * args.programs_per_iteration
+                                                / max(1, num_programs)),
                        "date": time.strftime("%Y-%m-%d"), "seed": args.seed},
     }
 
@@ -250,6 +260,67 @@ def pretrain_critic(critic: Critic, env, programs, epochs: int, lr: float, log) 
     # The value of a fresh episode is a return, not a time: reset the head.
     nn.init.zeros_(critic.value.weight)
     nn.init.zeros_(critic.value.bias)
+
+
+def demonstration_steps(text: str, schedule: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(observation, mask, action) of every decision of ``schedule`` replayed
+    on ``text``, in the environment's action encoding; ops the schedule does
+    not complete get NT."""
+    from mlir_rl.core import Module, parse_schedule_entries
+    lay = layout()
+    n = lay.max_loops
+    m = Module.parse(text)
+    per_op = parse_schedule_entries(schedule)
+    steps = []
+
+    def record(op, kind, tiles=(), ptr=0):
+        a = np.zeros(n + 2, dtype=np.int64)
+        a[0] = lay.action_mnemonics.index(kind)
+        for i, t in enumerate(tiles):
+            a[1 + i] = lay.tile_candidates.index(t)
+        a[1 + n] = ptr
+        steps.append((m.observation(op).astype(np.float32),
+                      m.flat_masks(op).astype(np.float32), a))
+
+    for op in m.traversal_order():
+        for action in per_op.get(op, []) + ["NT"]:
+            if m.ops()[op].done:
+                break
+            mnem, _, rest = action.partition("(")
+            values = [int(v) for v in rest.rstrip(")").split(",")] if rest else []
+            if mnem == "I":
+                for ptr in values:
+                    record(op, "I", ptr=ptr)
+                    m.apply_pointer(op, ptr)
+            else:
+                record(op, mnem, tiles=values if mnem in ("T", "TP", "TF") else ())
+                m.apply(op, action)
+    return steps
+
+
+def behaviour_clone(actor: Actor, steps: list, epochs: int, lr: float,
+                    batch_size: int, generator: torch.Generator, log) -> float:
+    """Maximise the log-likelihood (``action_log_prob``) of demonstrated
+    decisions; returns the final mean negative log-likelihood."""
+    obs = torch.tensor(np.stack([s[0] for s in steps]))
+    mask = torch.tensor(np.stack([s[1] for s in steps]))
+    act = torch.tensor(np.stack([s[2] for s in steps]))
+    opt = torch.optim.Adam(actor.parameters(), lr=lr)
+    nll = float("nan")
+    for epoch in range(epochs):
+        perm = torch.randperm(len(steps), generator=generator)
+        total = 0.0
+        for start in range(0, len(steps), batch_size):
+            idx = perm[start:start + batch_size]
+            logp, _ = action_log_prob(actor(obs[idx], mask[idx]), mask[idx], act[idx])
+            loss = -logp.mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(idx)
+        nll = total / len(steps)
+        log("bc/nll", nll, epoch)
+    return nll
 
 
 def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
@@ -293,6 +364,20 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
 
     if args.pretrain_epochs and start_iter == 0:
         pretrain_critic(critic, env, programs, args.pretrain_epochs, args.learning_rate, log)
+    if args.demonstrations and args.bc_epochs and start_iter == 0:
+        demos = json.loads(Path(args.demonstrations).read_text())
+        texts = dict(programs)
+        steps = []
+        for d in demos:
+            if d["name"] in texts:
+                steps += demonstration_steps(texts[d["name"]], d["best_schedule"])
+        nll = behaviour_clone(actor, steps, args.bc_epochs, args.learning_rate,
+                              args.minibatch_size, gen, log)
+        history.append({"behaviour_cloning": {"demonstrations": len(demos),
+                                              "decisions": len(steps), "final_nll": nll}})
+        # The warm start alone, for comparison with what PPO makes of it.
+        _save(run_dir / "checkpoint_bc.pt", checkpoint_dict(
+            actor, critic, optimizer, args, 0, 0, history, len(programs)))
 
     t_start = time.time()
     iterator = range(start_iter, args.iterations)
@@ -377,7 +462,7 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
         out_of_time = args.time_budget_s is not None and time.time() - t_start > args.time_budget_s
         if (iteration + 1) % args.checkpoint_every == 0 or out_of_time or iteration + 1 == args.iterations:
             _save(ckpt_path, checkpoint_dict(actor, critic, optimizer, args, iteration + 1,
-                                             global_step, history))
+                                             global_step, history, len(programs)))
         if out_of_time:
             break
     (run_dir / "history.json").write_text(json.dumps(history, indent=2) + "\n")

@@ -30,8 +30,8 @@ struct TimingOptions {
   int threads = 1;        // OpenMP threads
   uint64_t seed = 0;      // inputs: uniform in [-1, 1] (ints: [-4, 4])
   bool keepOutputs = true;
-  /// Stop as soon as one call (warm-up included) takes longer than this
-  /// (0: never); the result is then marked `aborted`.
+  /// Stop as soon as one call takes longer than this (0: never; the first
+  /// warm-up call is exempt); the result is then marked `aborted`.
   double abortAfterSeconds = 0;
 };
 
