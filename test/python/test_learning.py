@@ -199,3 +199,54 @@ def test_demonstrations_replay_to_the_same_schedule():
     # TP, three interchange pointers, T, then NT (closes op 1), V on the fill.
     assert kinds == ["TP", "I", "I", "I", "T", "NT", "V"]
     assert [s[2][-1] for s in steps[1:4]] == [1, 0, 2]
+
+
+def test_train_checkpoints_and_resumes(tmp_path):
+    from mlir_rl.ppo import Args, train
+    make_dataset(tmp_path / "ds", seed=1, sequences=1, lqcd=1)
+    # A small training set: keep two single-op programs.
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    keep = [e for e in manifest["programs"] if e["name"] in ("add_128x768", "relu_16x64")][:1]
+    keep = keep or [e for e in manifest["programs"] if e["family"] == "single"
+                    and e["kind"] in ("add", "generic")][:2]
+    for e in keep:
+        e["split"] = "train"
+    manifest["programs"] = keep
+    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
+    args = Args(dataset=str(tmp_path / "ds"), run_dir=str(tmp_path / "run"),
+                cache_path=str(tmp_path / "m.sqlite"), iterations=1,
+                programs_per_iteration=2, minibatch_size=8, update_epochs=1)
+    run = train(args, progress=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert ck["iteration"] == 1 and ck["provenance"]["trained"]
+    assert (run / "tb").is_dir() and json.loads((run / "history.json").read_text())
+    args.iterations = 2
+    train(args, resume=True, progress=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert ck["iteration"] == 2 and len(ck["history"]) == 2
+    # Measurements were memoized.
+    assert len(MeasurementCache(args.cache_path)) >= 1
+
+
+def test_args_from_toml_rejects_unknown_keys(tmp_path):
+    from mlir_rl.ppo import Args
+    f = tmp_path / "c.toml"
+    f.write_text('iterations = 3\n[policy]\nembed_size = 32\n')
+    a = Args.from_toml(f, seed=5)
+    assert a.iterations == 3 and a.seed == 5 and a.policy.embed_size == 32
+    f.write_text('iteratons = 3\n')
+    with pytest.raises(ValueError, match="iteratons"):
+        Args.from_toml(f)
+
+
+def test_evaluate_reports_per_kind(tmp_path, varied_model):
+    from mlir_rl.evaluate import EvalConfig, evaluate
+    make_dataset(tmp_path / "ds", seed=2, sequences=1, lqcd=1)
+    rep = evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", model=str(varied_model),
+                              random_budget=2, search_budget=2, runs=1, limit=2,
+                              cache_path=str(tmp_path / "m.sqlite")), progress=False)
+    assert len(rep["rows"]) == 2 and "all" in rep["summary"]
+    assert rep["table"].startswith("| kind |")
+    for r in rep["rows"]:
+        assert r["policy_status"] in ("ok", "timeout", "wrong_output", "apply_failed",
+                                      "compile_failed", "crashed")
