@@ -144,13 +144,17 @@ std::vector<float> Scheduler::getObservation(int64_t id) {
   return obs;
 }
 
+std::string Scheduler::getUnknownOpMessage(int64_t id) const {
+  return "unknown op id " + std::to_string(id) + " (the module has " +
+         std::to_string(ops.size()) +
+         " linalg ops, numbered from 0; `mlir-rl ops FILE` lists them)";
+}
+
 ApplyStatus Scheduler::apply(int64_t id, const Action &action,
                              std::string &message) {
   const OpRecord *cRec = getRecord(id);
   if (!cRec) {
-    message = "unknown op id " + std::to_string(id) + " (the module has " +
-              std::to_string(ops.size()) +
-              " linalg ops, numbered from 0; `mlir-rl ops FILE` lists them)";
+    message = getUnknownOpMessage(id);
     return ApplyStatus::Illegal;
   }
   OpRecord &rec = ops[id];
@@ -265,9 +269,7 @@ ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
     }
     const OpRecord *rec = getRecord(id);
     if (!rec) {
-      message = "unknown op id " + std::to_string(id) + " (the module has " +
-                std::to_string(ops.size()) +
-                " linalg ops, numbered from 0; `mlir-rl ops FILE` lists them)";
+      message = getUnknownOpMessage(id);
       return ApplyStatus::Illegal;
     }
     if (!rec->supported) {

@@ -161,5 +161,43 @@ def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
                           first_call_ms=load_ms)
 
 
-__all__ = ["OverheadResult", "measure_overhead", "BenchConfig", "BenchResult", "bench_file", "bench_module",
+@dataclass
+class PolicyCheckRow:
+    name: str
+    schedule: str
+    baseline_ms: float
+    scheduled_ms: float
+    speedup: float
+    outputs_match: bool
+    max_abs_error: float
+
+
+def check_policy_through_plugin(suite: dict[str, str], model: str = "", runs: int = 5,
+                                threads: int = 2) -> list[PolicyCheckRow]:
+    """Schedule each kernel with the pass in stock mlir-opt-22 (plugin, the
+    policy, no schedule given), then time the scheduled IR against the
+    unscheduled program in one process and compare their outputs."""
+    import subprocess
+    import tempfile
+
+    from mlir_rl.paths import mlir_opt_path, plugin_path
+    rows = []
+    for name, text in suite.items():
+        with tempfile.NamedTemporaryFile("r", suffix=".mlir") as dump:
+            opts = f"dump-schedule={dump.name}" + (f" model={model}" if model else "")
+            r = subprocess.run([str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}",
+                                "-p", f"builtin.module(linalg-rl-schedule{{{opts}}})", "-"],
+                               input=text, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise ScheduleError(f"{name}: the pass failed:\n{r.stderr}")
+            schedule = dump.read().splitlines()[0].removeprefix("// Schedule: ")
+        base = Module.parse(text, name).time(runs=runs, warmup=1, threads=threads)
+        sched = Module.parse(r.stdout, name).time(runs=runs, warmup=1, threads=threads)
+        ok, err = outputs_match(sched.outputs, base.outputs)
+        rows.append(PolicyCheckRow(name, schedule, base.median * 1e3, sched.median * 1e3,
+                                   base.median / sched.median, ok, err))
+    return rows
+
+
+__all__ = ["PolicyCheckRow", "check_policy_through_plugin", "OverheadResult", "measure_overhead", "BenchConfig", "BenchResult", "bench_file", "bench_module",
            "ScheduleError"]

@@ -3,6 +3,7 @@
   mlir-rl ops FILE                       list the linalg ops and their ids
   mlir-rl optimize FILE --schedule S     apply a schedule, print the IR
   mlir-rl bench FILE --schedule S        time baseline vs scheduled, check outputs
+  mlir-rl bench --suite ops --compare torch,inductor,iree,numpy   against peers
   mlir-rl init-policy -o CKPT            a freshly initialised actor-critic
   mlir-rl export CKPT -o models/policy.onnx   the actor, for the pass
   mlir-rl overhead --suite all           policy inference / transformation cost per op
@@ -76,6 +77,27 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.suite:
+        from mlir_rl import peers
+        if args.suite != "ops":
+            print(f"mlir-rl: error: suite {args.suite!r} is not implemented yet (only 'ops')",
+                  file=sys.stderr)
+            return 2
+        compare = tuple(c for c in args.compare.split(",") if c)
+        bad = [c for c in compare if c not in peers.COMPARATORS]
+        if bad:
+            print(f"mlir-rl: error: unknown comparators {bad}; valid: "
+                  f"{', '.join(peers.COMPARATORS)}", file=sys.stderr)
+            return 2
+        report = peers.run_suite(compare, model=args.model, runs=args.runs,
+                                 warmup=args.warmup, threads=args.threads)
+        out = peers.save(report, args.out)
+        print(peers.markdown(report))
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
+        return 0
+    if not args.file or not args.schedule:
+        print("mlir-rl: error: bench needs FILE and --schedule, or --suite", file=sys.stderr)
+        return 2
     from mlir_rl.bench import BenchConfig, bench_file
     config = _dataclass_from_args(BenchConfig, args)
     result = bench_file(args.file, args.schedule, config)
@@ -196,6 +218,29 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check_policy(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from mlir_rl import kernels
+    from mlir_rl.bench import check_policy_through_plugin
+    rows = check_policy_through_plugin(kernels.unseen_suite(), model=args.model,
+                                       runs=args.runs, threads=args.threads)
+    print(f"| kernel | baseline ms | mlir-rl ms | speedup | outputs | schedule |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r.name} | {r.baseline_ms:.3f} | {r.scheduled_ms:.3f} | {r.speedup:.2f}x | "
+              f"{'equal' if r.outputs_match else 'DIFFERENT'} | `{r.schedule}` |")
+    geo = float(np.exp(np.mean(np.log([r.speedup for r in rows]))))
+    slower = sum(r.speedup < 1 for r in rows)
+    print(f"\ngeomean speedup {geo:.2f}x over {len(rows)} kernels; {slower} slower than "
+          f"unscheduled; outputs equal: {all(r.outputs_match for r in rows)}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"geomean": geo, "slower": slower,
+                                               "rows": [dataclasses.asdict(r) for r in rows]},
+                                              indent=2) + "\n")
+    return 0 if all(r.outputs_match for r in rows) else 3
+
+
 def cmd_plugin_path(args: argparse.Namespace) -> int:
     from mlir_rl.paths import plugin_path
     print(plugin_path())
@@ -236,9 +281,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the replayable transform script here")
     p.set_defaults(func=cmd_optimize)
 
-    p = sub.add_parser("bench", help="time FILE unscheduled and scheduled, compare outputs")
-    p.add_argument("file")
-    p.add_argument("--schedule", required=True, help=SCHEDULE_HELP)
+    p = sub.add_parser("bench", help="time FILE unscheduled and scheduled, compare outputs; "
+                       "or a suite against peers")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--schedule", help=SCHEDULE_HELP)
+    p.add_argument("--suite", choices=["ops", "models", "lqcd"],
+                   help="run a suite: the unscheduled program, mlir-rl (the pass with the policy) "
+                        "and the --compare peers")
+    p.add_argument("--compare", default="torch,inductor,iree,numpy",
+                   help="peers for --suite (torch, inductor, iree, numpy)")
+    p.add_argument("--model", default="", help="policy for --suite (default: the shipped one)")
+    p.add_argument("--out", default="runs/bench", help="directory of the suite's JSON, Markdown, PNG")
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     _add_dataclass_args(p, BenchConfig)
     p.set_defaults(func=cmd_bench)
@@ -312,6 +365,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("check-policy", help="the policy through the plugin on unseen real-model "
+                       "kernels: speedups and output checks")
+    p.add_argument("--model", default="", help="ONNX policy (default: the shipped one)")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_check_policy)
 
     p = sub.add_parser("plugin-path", help="print the path of libMlirRL.so")
     p.set_defaults(func=cmd_plugin_path)

@@ -240,3 +240,33 @@ def operator_suite() -> dict[str, str]:
         "relu_resnet_64x56x56": relu([1, 64, 56, 56]),
         "matmul_bias_relu_256x512x512": matmul_bias_relu(256, 512, 512),
     }
+
+
+def softmax_rows(m: int, n: int) -> str:
+    """Row softmax (max-reduce, exp-sum, normalise: three linalg ops)."""
+    from mlir_rl.data import _softmax_rows
+    t = _t([m, n])
+    return (f"func.func @main(%in: {t}) -> {t} {{\n" + _softmax_rows("sm", "%in", m, n)
+            + f"  return %sm : {t}\n}}\n")
+
+
+def unseen_suite() -> dict[str, str]:
+    """Kernels from real models whose shapes are not in the training data
+    (``mlir_rl.data``): the policy-quality check of the README."""
+    import random
+
+    from mlir_rl.data import lqcd_contraction
+    lq = lqcd_contraction(random.Random(1234), 0).text
+    return {
+        "bert_matmul_256x768x768": matmul(256, 768, 768),
+        "bert_ffn_matmul_256x3072x768": matmul(256, 3072, 768),
+        "bert_attention_bmm_12x256x256x64": batch_matmul(12, 256, 256, 64),
+        "resnet_conv_nchw_128x28x28": conv2d_nchw(1, 128, 30, 30, 128, 3, 3),
+        "resnet_conv_nhwc_64x56x56": conv2d_nhwc(1, 58, 58, 64, 3, 3, 64),
+        "resnet_maxpool_nchw_64x112": maxpool_nchw(1, 64, 113, 113, 3, 2),
+        "mobilenet_depthwise_nhwc_144x56": depthwise_conv2d_nhwc(1, 58, 58, 144, 3, 3),
+        "elementwise_add_1x128x56x56": add([1, 128, 56, 56]),
+        "elementwise_relu_1x256x28x28": relu([1, 256, 28, 28]),
+        "softmax_256x512": softmax_rows(256, 512),
+        "lqcd_contraction_9_loops": lq,
+    }

@@ -114,6 +114,8 @@ public:
   const FeatureLayout &getLayout() const { return layout; }
 
 private:
+  std::string getUnknownOpMessage(int64_t id) const;
+
   ModuleOp module;
   const FeatureLayout &layout;
   std::vector<OpRecord> ops;

@@ -1,0 +1,30 @@
+"""The peer benchmark harness, on its small smoke suite."""
+import json
+
+from mlir_rl import peers
+
+
+def test_smoke_suite_report(tmp_path):
+    rep = peers.run_suite(("torch", "numpy"), runs=2, warmup=1, progress=False,
+                          suite_name="smoke")
+    names = [k["name"] for k in rep["kernels"]]
+    assert names == [k.name for k in peers.smoke_suite()]
+    for k in rep["kernels"]:
+        f = k["figures"]
+        # The unscheduled program and mlir-rl are checked against PyTorch.
+        assert f["unscheduled"]["status"] == "ok", f["unscheduled"]
+        assert f["mlir-rl"]["status"] == "ok", f["mlir-rl"]
+        assert f["torch"]["status"] == "ok"
+        assert f["numpy"]["status"] in ("ok", "n/a")
+        assert f["unscheduled"]["min_ms"] <= f["unscheduled"]["median_ms"] <= f["unscheduled"]["max_ms"]
+    out = peers.save(rep, tmp_path)
+    assert json.loads((out / "bench.json").read_text())["machine"]["threads"] == 2
+    md = (out / "bench.md").read_text()
+    assert md.startswith("| kernel |") and "mlir-rl vs torch" in md
+    assert (out / "bench.png").stat().st_size > 1000
+
+
+def test_failing_peer_is_reported(tmp_path):
+    rep = peers.run_suite(("nonexistent",), runs=1, warmup=0, progress=False, suite_name="smoke")
+    f = rep["kernels"][0]["figures"]["nonexistent"]
+    assert f["status"] == "failed" and "unknown comparator" in f["detail"]
