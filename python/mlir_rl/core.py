@@ -180,6 +180,7 @@ class Module:
         self._program = program
         self.source = source
         self.name = name
+        self.last_message = ""  # why the last action failed to apply, if it did
 
     @classmethod
     def parse(cls, text: str, name: str = "<input>") -> "Module":
@@ -247,9 +248,8 @@ class Module:
     def apply_schedule(self, schedule: str) -> ApplyStatus:
         """Apply an explicit schedule, e.g. ``"1: TP(32,64,0) T(8,32,1) V"``."""
         status, message = self._program.apply_schedule(schedule)
-        st = self._check(status, message)
         self.last_message = message
-        return st
+        return self._check(status, message)
 
     def decode_and_apply(self, op_id: int, kind, tile, pointer,
                          sample: bool = False, seed: int = 0) -> tuple[ApplyStatus, str]:

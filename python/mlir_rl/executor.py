@@ -38,7 +38,7 @@ def _measure_in_worker(text: str, schedule: str, cfg: ExecConfig,
         except mlir_rl.ScheduleError as e:
             return Measurement("apply_failed", detail=str(e)), None
         if status == mlir_rl.ApplyStatus.FAILED:
-            return Measurement("apply_failed", detail=getattr(m, "last_message", "")), None
+            return Measurement("apply_failed", detail=m.last_message), None
     try:
         t = m.time(runs=cfg.runs, warmup=cfg.warmup, threads=cfg.threads, seed=cfg.seed,
                    abort_after_s=abort_after_s)

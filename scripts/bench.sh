@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Reproduces the README's figures on this machine:
+#   runs/bench/        mlir-rl vs unscheduled vs PyTorch, torch.compile, IREE, numpy
+#                      on the operator suite (bench.json, bench.md, bench.png)
+#   runs/check-policy.json   the shipped policy through the plugin on unseen kernels
+#   runs/overhead.json       the policy's compile-time cost per op
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p runs
+scripts/setup.sh >runs/setup.log 2>&1 || { cat runs/setup.log; exit 1; }
+export PATH="$PWD/.venv/bin:$PATH"
+.venv/bin/python -m pip install -q "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0" "matplotlib>=3.7"
+THREADS="$(nproc)"
+mlir-rl bench --suite ops --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench
+mlir-rl check-policy --threads "$THREADS" --runs 5 --json runs/check-policy.json
+mlir-rl overhead --suite all --repeat 5 --json runs/overhead.json
