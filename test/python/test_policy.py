@@ -158,3 +158,19 @@ def test_export_writes_metadata(tmp_path):
     assert json.loads(meta["mlir_rl.action_mnemonics"]) == list(mlir_rl.layout().action_mnemonics)
     assert json.loads(meta["mlir_rl.provenance"])["seed"] == 5
     assert card["opset"] >= 17
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_shipped_policy_schedules_and_preserves_outputs(name):
+    """The shipped (trained) model transforms each kernel kind, and the
+    scheduled program computes what the unscheduled one does."""
+    text = KERNELS[name][0]
+    base = mlir_rl.Module.parse(text)
+    m = base.fresh()
+    m.schedule_with_policy()
+    card = json.loads(mlir_rl.default_model_path().with_suffix(".json").read_text())
+    if card["trained"] == "true":
+        assert m.ir() != base.ir(), f"{name}: the shipped policy left it as it was ({m.schedule})"
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=2).outputs,
+                                    base.time(runs=1, warmup=0, threads=2).outputs)
+    assert ok, f"{m.schedule}: {err}"
