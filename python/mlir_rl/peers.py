@@ -149,7 +149,18 @@ def _peer_pool():
             _POOL = mp.get_context("spawn").Pool(1)
         finally:
             os.environ.update(saved)
+        import atexit
+        atexit.register(close_pool)
     return _POOL
+
+
+def close_pool() -> None:
+    """Stop the peer process (also at exit, before the interpreter tears down)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.terminate()
+        _POOL.join()
+        _POOL = None
 
 
 def _run_peers(suite_name: str, index: int, inputs: list, ref, compare, runs: int,
