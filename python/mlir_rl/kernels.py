@@ -38,64 +38,58 @@ def _out_size(size: int, kernel: int, stride: int) -> int:
     return (size - kernel) // stride + 1
 
 
+def _windowed(op: str, inputs: Sequence[Sequence[int]], out: Sequence[int], stride: int,
+              fill: str = "0.0", window: Sequence[int] = ()) -> str:
+    """A strided 2-D convolution or pooling op ``op`` on function arguments
+    (%I and, for convolutions, %K), accumulating into a filled output; a
+    pooling op's window is a ``tensor.empty`` of shape ``window``."""
+    types = [_t(shape) for shape in inputs]
+    names = ["%I", "%K"][:len(types)]
+    args = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
+    o = _t(out)
+    body = _filled("O", out, fill)
+    if window:
+        body += f"  %win = tensor.empty() : {_t(window)}\n"
+        names, types = names + ["%win"], types + [_t(window)]
+    return (f"func.func @main({args}) -> {o} {{\n" + body +
+            f"  %r = linalg.{op} {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins({', '.join(names)} : "
+            f"{', '.join(types)}) outs(%O : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
 def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int,
                 stride: int = 1) -> str:
     oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
-    i, k, o = _t([n, c, h, w]), _t([f, c, kh, kw]), _t([n, f, oh, ow])
-    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
-            + _filled("O", [n, f, oh, ow]) +
-            f"  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
-            f"outs(%O : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _windowed("conv_2d_nchw_fchw", [[n, c, h, w], [f, c, kh, kw]], [n, f, oh, ow], stride)
 
 
 def conv2d_nhwc(n: int, h: int, w: int, c: int, kh: int, kw: int, f: int,
                 stride: int = 1) -> str:
     oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
-    i, k, o = _t([n, h, w, c]), _t([kh, kw, c, f]), _t([n, oh, ow, f])
-    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
-            + _filled("O", [n, oh, ow, f]) +
-            f"  %r = linalg.conv_2d_nhwc_hwcf {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
-            f"outs(%O : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _windowed("conv_2d_nhwc_hwcf", [[n, h, w, c], [kh, kw, c, f]], [n, oh, ow, f], stride)
 
 
 def depthwise_conv2d_nhwc(n: int, h: int, w: int, c: int, kh: int, kw: int,
                           stride: int = 1) -> str:
     oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
-    i, k, o = _t([n, h, w, c]), _t([kh, kw, c]), _t([n, oh, ow, c])
-    return (f"func.func @main(%I: {i}, %K: {k}) -> {o} {{\n"
-            + _filled("O", [n, oh, ow, c]) +
-            f"  %r = linalg.depthwise_conv_2d_nhwc_hwc {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %K : {i}, {k}) "
-            f"outs(%O : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _windowed("depthwise_conv_2d_nhwc_hwc", [[n, h, w, c], [kh, kw, c]],
+                     [n, oh, ow, c], stride)
+
+
+MAX_POOL_INIT = "-3.40282347E+38"
 
 
 def maxpool_nchw(n: int, c: int, h: int, w: int, k: int, stride: int) -> str:
     oh, ow = _out_size(h, k, stride), _out_size(w, k, stride)
-    i, win, o = _t([n, c, h, w]), _t([k, k]), _t([n, c, oh, ow])
-    return (f"func.func @main(%I: {i}) -> {o} {{\n"
-            + _filled("O", [n, c, oh, ow], "-3.40282347E+38") +
-            f"  %win = tensor.empty() : {win}\n"
-            f"  %r = linalg.pooling_nchw_max {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %win : {i}, {win}) "
-            f"outs(%O : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _windowed("pooling_nchw_max", [[n, c, h, w]], [n, c, oh, ow], stride,
+                     MAX_POOL_INIT, [k, k])
 
 
 def maxpool_nhwc(n: int, h: int, w: int, c: int, k: int, stride: int) -> str:
     oh, ow = _out_size(h, k, stride), _out_size(w, k, stride)
-    i, win, o = _t([n, h, w, c]), _t([k, k]), _t([n, oh, ow, c])
-    return (f"func.func @main(%I: {i}) -> {o} {{\n"
-            + _filled("O", [n, oh, ow, c], "-3.40282347E+38") +
-            f"  %win = tensor.empty() : {win}\n"
-            f"  %r = linalg.pooling_nhwc_max {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%I, %win : {i}, {win}) "
-            f"outs(%O : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _windowed("pooling_nhwc_max", [[n, h, w, c]], [n, oh, ow, c], stride,
+                     MAX_POOL_INIT, [k, k])
 
 
 def add(shape: Sequence[int]) -> str:
