@@ -2,6 +2,7 @@
 # Reproduces the README's figures on this machine:
 #   runs/bench/        mlir-rl vs unscheduled vs PyTorch, torch.compile, IREE, numpy
 #                      on the operator suite (bench.json, bench.md, bench.png)
+#   runs/bench-models/ the same for ResNet-18, MobileNetV2, VGG-11 (torch-mlir import)
 #   runs/check-policy.json   the shipped policy through the plugin on unseen kernels
 #   runs/overhead.json       the policy's compile-time cost per op
 set -euo pipefail
@@ -9,8 +10,9 @@ cd "$(dirname "$0")/.."
 mkdir -p runs
 scripts/setup.sh >runs/setup.log 2>&1 || { cat runs/setup.log; exit 1; }
 export PATH="$PWD/.venv/bin:$PATH"
-.venv/bin/python -m pip install -q "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0" "matplotlib>=3.7"
+.venv/bin/python -m pip install -q "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0" "matplotlib>=3.7" "torch-mlir==20261001"
 THREADS="$(nproc)"
 mlir-rl bench --suite ops --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench
+mlir-rl bench --suite models --compare torch,inductor,iree --threads "$THREADS" --runs 3 --warmup 1 --out runs/bench-models
 mlir-rl check-policy --threads "$THREADS" --runs 5 --json runs/check-policy.json
 mlir-rl overhead --suite all --repeat 5 --json runs/overhead.json

@@ -79,9 +79,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite:
         from mlir_rl import peers
-        if args.suite != "ops":
-            print(f"mlir-rl: error: suite {args.suite!r} is not implemented yet (only 'ops')",
-                  file=sys.stderr)
+        if args.suite not in peers.SUITES:
+            print(f"mlir-rl: error: no suite {args.suite!r}; available: "
+                  f"{', '.join(s for s in peers.SUITES if s != 'smoke')}", file=sys.stderr)
             return 2
         compare = tuple(c for c in args.compare.split(",") if c)
         bad = [c for c in compare if c not in peers.COMPARATORS]
@@ -90,7 +90,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                   f"{', '.join(peers.COMPARATORS)}", file=sys.stderr)
             return 2
         report = peers.run_suite(compare, model=args.model, runs=args.runs,
-                                 warmup=args.warmup, threads=args.threads)
+                                 warmup=args.warmup, threads=args.threads,
+                                 suite_name=args.suite)
         out = peers.save(report, args.out)
         print(peers.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
@@ -285,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "or a suite against peers")
     p.add_argument("file", nargs="?")
     p.add_argument("--schedule", help=SCHEDULE_HELP)
-    p.add_argument("--suite", choices=["ops", "models", "lqcd"],
+    p.add_argument("--suite", choices=["ops", "models"],
                    help="run a suite: the unscheduled program, mlir-rl (the pass with the policy) "
                         "and the --compare peers")
     p.add_argument("--compare", default="torch,inductor,iree,numpy",

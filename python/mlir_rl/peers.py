@@ -89,7 +89,26 @@ def smoke_suite() -> list[PeerKernel]:
     ]
 
 
-SUITES = {"ops": operator_suite, "smoke": smoke_suite}
+MODELS_DIR = Path(os.environ.get("MLIR_RL_MODELS_DIR", "runs/models"))
+
+
+def models_suite() -> list[PeerKernel]:
+    """ResNet-18, MobileNetV2 and VGG-11 (self-written, seeded weights,
+    112x112 inputs), imported to linalg with torch-mlir, each timed whole."""
+    import torch
+
+    from mlir_rl import torch_models as models
+    out = []
+    for name in models.MODELS:
+        path = models.import_to_linalg(name, MODELS_DIR / f"{name}.mlir")
+        net = models.build(name)
+        out.append(PeerKernel(name, path.read_text(),
+                              (lambda n: lambda x: n(x))(net)))
+    del torch
+    return out
+
+
+SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite}
 
 
 @dataclass
@@ -245,7 +264,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     items = suite
     if progress:
         from tqdm import tqdm
-        items = tqdm(suite, desc="bench ops", unit="kernel")
+        items = tqdm(suite, desc=f"bench {suite_name}", unit="kernel")
     for k in items:
         res = KernelResult(k.name)
         base = Module.parse(k.text, k.name).time(runs=runs, warmup=warmup, threads=threads)
@@ -274,6 +293,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
             _run_peers, (suite_name, suite.index(k), inputs, ref, compare, runs, warmup,
                          threads)))
         results.append(res)
+    close_pool()
     return {
         "machine": {"host": platform.node(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "threads": threads,

@@ -1,0 +1,160 @@
+"""Self-written PyTorch models (torchvision does not work here) and their
+import to linalg-on-tensors with torch-mlir's FX importer.
+
+torch-mlir carries its own, newer MLIR: the import runs in a separate process
+(this file run as a script: ``python models.py NAME OUT``), never beside ``mlir_rl._core``. Weights
+are seeded, so every process builds the same model.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+RESOLUTION = 112  # input height/width: 224 makes the naive baseline minutes long
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.b1 = nn.BatchNorm2d(cout)
+        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.b2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        return torch.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, classes: int = 1000):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        layers, cin = [], 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
+            cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        return self.fc(self.layers(self.stem(x)).mean((2, 3)))
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int, expand: int):
+        super().__init__()
+        hidden = cin * expand
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6()]
+        layers += [nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), nn.ReLU6(),
+                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.block = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.block(x)
+        return x + y if self.residual else y
+
+
+class MobileNetV2(nn.Module):
+    SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+
+    def __init__(self, classes: int = 1000):
+        super().__init__()
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+        cin = 32
+        for t, c, n, s in self.SETTINGS:
+            for i in range(n):
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(1280, classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x).mean((2, 3)))
+
+
+class VGG11(nn.Module):
+    CFG = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
+
+    def __init__(self, classes: int = 1000):
+        super().__init__()
+        layers, cin = [], 3
+        for v in self.CFG:
+            if v == "M":
+                layers.append(nn.MaxPool2d(2, 2))
+            else:
+                layers += [nn.Conv2d(cin, v, 3, 1, 1), nn.ReLU()]
+                cin = v
+        self.features = nn.Sequential(*layers)
+        side = RESOLUTION // 32
+        self.classifier = nn.Sequential(nn.Linear(512 * side * side, 1024), nn.ReLU(),
+                                        nn.Linear(1024, classes))
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.features(x), 1))
+
+
+MODELS = {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2, "vgg11": VGG11}
+
+
+def build(name: str) -> nn.Module:
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    # Non-trivial batch-norm statistics, so that folding mistakes would show.
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def example_input() -> torch.Tensor:
+    return torch.zeros(1, 3, RESOLUTION, RESOLUTION)
+
+
+def import_to_linalg(name: str, out: Path) -> Path:
+    """Import ``name`` to linalg-on-tensors MLIR text at ``out`` (cached),
+    in a separate process (torch-mlir's MLIR must not meet ours)."""
+    out = Path(out)
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # Run this file as a script: `-m mlir_rl.models` would import the
+        # mlir_rl package, and with it our own MLIR, beside torch-mlir's.
+        r = subprocess.run([sys.executable, __file__, name, str(out)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"torch-mlir import of {name} failed:\n{r.stderr[-2000:]}")
+    return out
+
+
+def _main(name: str, out: str) -> None:
+    import warnings
+
+    from torch_mlir import fx
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = fx.export_and_import(build(name), example_input(),
+                                      output_type="linalg-on-tensors")
+    tmp = Path(out + ".tmp")
+    tmp.write_text(str(module))
+    tmp.replace(out)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1], sys.argv[2])
