@@ -67,12 +67,17 @@ def host_description() -> str:
 
 
 def bench_module(module: Module, schedule: str,
-                 config: Optional[BenchConfig] = None) -> BenchResult:
-    """Time ``module`` unscheduled and with ``schedule``; compare outputs."""
+                 config: Optional[BenchConfig] = None, model: str = "") -> BenchResult:
+    """Time ``module`` unscheduled and with ``schedule`` (empty: with the
+    policy ``model``, default the shipped one, as the pass would); compare
+    outputs."""
     config = config or BenchConfig()
     baseline = module.fresh()
     scheduled = module.fresh()
-    scheduled.apply_schedule(schedule)
+    if schedule:
+        scheduled.apply_schedule(schedule)
+    else:
+        scheduled.schedule_with_policy(model)
 
     def run(m: Module) -> Timing:
         return m.time(runs=config.runs, warmup=config.warmup,
@@ -94,8 +99,8 @@ def bench_module(module: Module, schedule: str,
 
 
 def bench_file(path: str | Path, schedule: str,
-               config: Optional[BenchConfig] = None) -> BenchResult:
-    return bench_module(Module.load(path), schedule, config)
+               config: Optional[BenchConfig] = None, model: str = "") -> BenchResult:
+    return bench_module(Module.load(path), schedule, config, model)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
   mlir-rl ops FILE                       list the linalg ops and their ids
   mlir-rl optimize FILE --schedule S     apply a schedule, print the IR
-  mlir-rl bench FILE --schedule S        time baseline vs scheduled, check outputs
+  mlir-rl bench FILE [--schedule S]      time baseline vs scheduled (default: by the policy)
   mlir-rl bench --suite ops --compare torch,inductor,iree,numpy   against peers
   mlir-rl init-policy -o CKPT            a freshly initialised actor-critic
   mlir-rl export CKPT -o models/policy.onnx   the actor, for the pass
@@ -96,12 +96,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(peers.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
         return 0
-    if not args.file or not args.schedule:
-        print("mlir-rl: error: bench needs FILE and --schedule, or --suite", file=sys.stderr)
+    if not args.file:
+        print("mlir-rl: error: bench needs FILE or --suite", file=sys.stderr)
         return 2
     from mlir_rl.bench import BenchConfig, bench_file
     config = _dataclass_from_args(BenchConfig, args)
-    result = bench_file(args.file, args.schedule, config)
+    result = bench_file(args.file, args.schedule or "", config, model=args.model)
     print(result.summary())
     if args.json:
         Path(args.json).write_text(result.to_json() + "\n")
@@ -285,13 +285,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="time FILE unscheduled and scheduled, compare outputs; "
                        "or a suite against peers")
     p.add_argument("file", nargs="?")
-    p.add_argument("--schedule", help=SCHEDULE_HELP)
+    p.add_argument("--schedule", help=SCHEDULE_HELP + " Without it: the policy (--model).")
     p.add_argument("--suite", choices=["ops", "models"],
                    help="run a suite: the unscheduled program, mlir-rl (the pass with the policy) "
                         "and the --compare peers")
     p.add_argument("--compare", default="torch,inductor,iree,numpy",
                    help="peers for --suite (torch, inductor, iree, numpy)")
-    p.add_argument("--model", default="", help="policy for --suite (default: the shipped one)")
+    p.add_argument("--model", default="", help="policy used without --schedule, and for --suite "
+                   "(default: the shipped one)")
     p.add_argument("--out", default="runs/bench", help="directory of the suite's JSON, Markdown, PNG")
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     _add_dataclass_args(p, BenchConfig)
