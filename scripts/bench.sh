@@ -3,6 +3,7 @@
 #   runs/bench/        mlir-rl vs unscheduled vs PyTorch, torch.compile, IREE, numpy
 #                      on the operator suite (bench.json, bench.md, bench.png)
 #   runs/bench-models/ the same for ResNet-18, MobileNetV2, VGG-11 (torch-mlir import)
+#   runs/bench-lqcd/   the same for LQCD-style contractions
 #   runs/check-policy.json   the shipped policy through the plugin on unseen kernels
 #   runs/overhead.json       the policy's compile-time cost per op
 set -euo pipefail
@@ -14,5 +15,6 @@ export PATH="$PWD/.venv/bin:$PATH"
 THREADS="$(nproc)"
 mlir-rl bench --suite ops --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench
 mlir-rl bench --suite models --compare torch,inductor,iree --threads "$THREADS" --runs 3 --warmup 1 --out runs/bench-models
+mlir-rl bench --suite lqcd --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench-lqcd
 mlir-rl check-policy --threads "$THREADS" --runs 5 --json runs/check-policy.json
 mlir-rl overhead --suite all --repeat 5 --json runs/overhead.json

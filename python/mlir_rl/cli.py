@@ -286,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "or a suite against peers")
     p.add_argument("file", nargs="?")
     p.add_argument("--schedule", help=SCHEDULE_HELP + " Without it: the policy (--model).")
-    p.add_argument("--suite", choices=["ops", "models"],
+    p.add_argument("--suite", choices=["ops", "models", "lqcd"],
                    help="run a suite: the unscheduled program, mlir-rl (the pass with the policy) "
                         "and the --compare peers")
     p.add_argument("--compare", default="torch,inductor,iree,numpy",

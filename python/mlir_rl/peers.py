@@ -108,7 +108,33 @@ def models_suite() -> list[PeerKernel]:
     return out
 
 
-SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite}
+def lqcd_suite() -> list[PeerKernel]:
+    """LQCD-style contractions (9 loops, a shifted site access): the
+    generator of the training data with seeds it never used."""
+    import random
+
+    import torch
+
+    from mlir_rl.data import lqcd_contraction
+    out = []
+    for seed in (101, 202, 303, 404):
+        prog = lqcd_contraction(random.Random(seed), seed)
+        _, n_y, size, shift = prog.signature.split("|")
+        size, shift = int(size), int(shift)
+
+        def contract(p, q, size=size, shift=shift, lib=torch):
+            return lib.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)
+
+        def contract_np(p, q, size=size, shift=shift):
+            return np.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q,
+                             optimize=True)
+        out.append(PeerKernel(f"lqcd_y{n_y}_L{size}_shift{shift}_s{seed}", prog.text,
+                              contract, contract_np))
+    return out
+
+
+SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
+          "lqcd": lqcd_suite}
 
 
 @dataclass
@@ -242,7 +268,7 @@ def _iree_module(text: str, workdir: Path):
                         "--iree-hal-local-target-device-backends=llvm-cpu",
                         "--iree-llvmcpu-target-cpu=host"], capture_output=True, text=True)
     if r.returncode:
-        raise RuntimeError(f"iree-compile failed: {r.stderr[-800:]}")
+        raise RuntimeError(f"iree-compile failed: {r.stderr[:400]}")
     config = ireert.Config("local-task")
     ctx = ireert.SystemContext(config=config)
     vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb.read_bytes())
