@@ -83,6 +83,18 @@ const OrtLibrary *loadLibrary(const std::string &path, std::string &error) {
   return &libraries.emplace(path, lib).first->second;
 }
 
+/// True for success; otherwise releases `status` and sets `error` to a
+/// message naming the model and the failed step.
+bool checkStatus(const OrtApi *api, OrtStatus *status, const std::string &model,
+                 const std::string &what, std::string &error) {
+  if (!status)
+    return true;
+  error = "policy model '" + model + "': " + what + ": " +
+          api->GetErrorMessage(status);
+  api->ReleaseStatus(status);
+  return false;
+}
+
 /// Directory of the binary this code is linked into (plugin, driver or
 /// Python extension).
 std::string getOwnDirectory() {
@@ -158,12 +170,7 @@ std::unique_ptr<OnnxPolicy> OnnxPolicy::load(const std::string &modelPath,
   policy->layout = &layout;
 
   auto check = [&](OrtStatus *st, const std::string &what) {
-    if (!st)
-      return true;
-    error = "policy model '" + path + "': " + what + ": " +
-            api->GetErrorMessage(st);
-    api->ReleaseStatus(st);
-    return false;
+    return checkStatus(api, st, path, what, error);
   };
 
   OrtSessionOptions *options = nullptr;
@@ -270,12 +277,7 @@ LogicalResult OnnxPolicy::run(ArrayRef<float> observation,
         api->ReleaseValue(v);
   };
   auto check = [&](OrtStatus *st, const char *what) {
-    if (!st)
-      return true;
-    error = "policy model '" + modelPath + "': " + what + ": " +
-            api->GetErrorMessage(st);
-    api->ReleaseStatus(st);
-    return false;
+    return checkStatus(api, st, modelPath, what, error);
   };
   bool ok =
       check(api->CreateTensorWithDataAsOrtValue(

@@ -203,7 +203,7 @@ def close_pool() -> None:
     """Stop the peer process (also at exit, before the interpreter tears down)."""
     global _POOL
     if _POOL is not None:
-        _POOL.terminate()
+        _POOL.close()  # the worker is idle: let it exit cleanly
         _POOL.join()
         _POOL = None
 
