@@ -186,7 +186,13 @@ def _parse_overrides(pairs: list[str]) -> dict:
 def cmd_train(args: argparse.Namespace) -> int:
     from mlir_rl.export import export_checkpoint
     from mlir_rl.ppo import Args, train
-    cfg = Args.from_toml(args.config, **_parse_overrides(args.set))
+    overrides = _parse_overrides(args.set)
+    if args.workers is not None:
+        overrides["rollout_workers"] = args.workers
+    if args.ray_address:
+        overrides["ray_address"] = args.ray_address
+        overrides.setdefault("rollout_workers", overrides.get("rollout_workers") or 2)
+    cfg = Args.from_toml(args.config, **overrides)
     run_dir = train(cfg, resume=args.resume, progress=not args.no_progress)
     card = export_checkpoint(run_dir / "checkpoint.pt", run_dir / "policy.onnx")
     print(f"trained policy: {run_dir / 'policy.onnx'} ({card['bytes'] / 1e6:.1f} MB); "
@@ -226,7 +232,7 @@ def cmd_check_policy(args: argparse.Namespace) -> int:
     from mlir_rl.bench import check_policy_through_plugin
     rows = check_policy_through_plugin(kernels.unseen_suite(), model=args.model,
                                        runs=args.runs, threads=args.threads)
-    print(f"| kernel | baseline ms | mlir-rl ms | speedup | outputs | schedule |")
+    print("| kernel | baseline ms | mlir-rl ms | speedup | outputs | schedule |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r.name} | {r.baseline_ms:.3f} | {r.scheduled_ms:.3f} | {r.speedup:.2f}x | "
@@ -336,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a setting, e.g. --set iterations=10")
     p.add_argument("--resume", action="store_true", help="continue from run_dir/checkpoint.pt")
+    p.add_argument("--workers", type=int, default=None,
+                   help="Ray rollout workers (0: in this process; default from the config)")
+    p.add_argument("--ray-address", default=None,
+                   help="join this Ray cluster (default: a local Ray on this machine's cores)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_train)
 

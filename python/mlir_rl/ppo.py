@@ -81,6 +81,12 @@ class Args:
     warm-start the actor by behaviour cloning before PPO (None: off)."""
     bc_epochs: int = 0
     """Behaviour-cloning epochs over the demonstrations."""
+    rollout_workers: int = 0
+    """Ray rollout workers (0: episodes run in this process). Each has its own
+    environment and measurement worker and shares the SQLite memo; on one
+    small machine concurrent measurements disturb each other's timings."""
+    ray_address: Optional[str] = None
+    """Ray cluster to join (None: a local Ray on this machine's cores)."""
     time_budget_s: Optional[float] = None
     """Stop after this many seconds of training (checkpointing first)."""
     checkpoint_every: int = 1
@@ -323,6 +329,66 @@ def behaviour_clone(actor: Actor, steps: list, epochs: int, lr: float,
     return nll
 
 
+@torch.no_grad()
+def collect_episodes(env, actor: Actor, seeds: list[int]) -> list[dict]:
+    """Run one episode per seed with actions sampled from ``actor``."""
+    episodes = []
+    for seed in seeds:
+        gen = torch.Generator().manual_seed(seed)
+        hits0, miss0 = (env.cache.hits, env.cache.misses) if env.cache is not None else (0, 0)
+        obs, _ = env.reset(seed=seed)
+        ep = {"obs": [], "mask": [], "act": [], "logp": [], "rewards": [], "dones": []}
+        done, info = False, {}
+        while not done:
+            o = torch.from_numpy(obs["observation"])[None]
+            mk = torch.from_numpy(obs["action_mask"].astype(np.float32))[None]
+            logits = actor(o, mk)
+            a = sample_action(logits, mk, gen)
+            lp, _ = action_log_prob(logits, mk, a)
+            obs, r, term, trunc, info = env.step(a[0].numpy())
+            done = term or trunc
+            ep["obs"].append(o[0]); ep["mask"].append(mk[0]); ep["act"].append(a[0])
+            ep["logp"].append(lp[0]); ep["rewards"].append(r); ep["dones"].append(float(done))
+        ep["speedup"] = info.get("speedup", 0.0)
+        ep["status"] = info.get("status", "?")
+        if env.cache is not None:
+            ep["cache_hits"] = env.cache.hits - hits0
+            ep["cache_misses"] = env.cache.misses - miss0
+        episodes.append(ep)
+    return episodes
+
+
+class RolloutWorker:
+    """A Ray actor: its own environment (and measurement worker), the shared
+    SQLite memo, and a copy of the policy refreshed every iteration."""
+
+    def __init__(self, programs, env_config, policy_config, seed: int):
+        from mlir_rl.env import LinalgScheduleEnv
+        torch.set_num_threads(1)
+        self.env = LinalgScheduleEnv(programs, env_config)
+        self.actor = Actor(layout(), policy_config)
+        torch.manual_seed(seed)
+
+    def run(self, actor_state: dict, seeds: list[int]) -> list[dict]:
+        self.actor.load_state_dict(actor_state)
+        return collect_episodes(self.env, self.actor, seeds)
+
+
+def start_workers(args: Args, programs, env_config) -> tuple[object, list]:
+    """Ray rollout workers: a local Ray on this machine's cores by default,
+    or the cluster at ``ray_address``."""
+    import ray
+    if not ray.is_initialized():
+        if args.ray_address:
+            ray.init(address=args.ray_address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(RolloutWorker)
+    workers = [remote.remote(programs, env_config, args.policy, args.seed + i)
+               for i in range(args.rollout_workers)]
+    return ray, workers
+
+
 def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     """Train with PPO; returns the run directory (checkpoint.pt, tb/, policy.onnx)."""
     from torch.utils.tensorboard import SummaryWriter
@@ -340,9 +406,10 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     gen = torch.Generator().manual_seed(args.seed)
 
     programs = [(e["name"], text) for e, text in load_dataset(args.dataset, "train")]
-    env = LinalgScheduleEnv(programs, EnvConfig(
-        reward=args.reward, cache_path=args.cache_path,
-        exec=ExecConfig(runs=args.runs, threads=args.threads, seed=args.seed)))
+    env_config = EnvConfig(reward=args.reward, cache_path=args.cache_path,
+                           exec=ExecConfig(runs=args.runs, threads=args.threads, seed=args.seed))
+    env = LinalgScheduleEnv(programs, env_config)
+    ray, workers = start_workers(args, programs, env_config) if args.rollout_workers else (None, [])
     lay = layout()
     actor, critic = Actor(lay, args.policy), Critic(lay, args.policy)
     params = list(actor.parameters()) + list(critic.parameters())
@@ -387,31 +454,32 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     episode_counter = start_iter * args.programs_per_iteration
     for iteration in iterator:
         it_start = time.time()
-        obs_b, mask_b, act_b, logp_b, val_b, rew_b, done_b = [], [], [], [], [], [], []
+        obs_b, mask_b, act_b, logp_b, rew_b, done_b = [], [], [], [], [], []
+        hits = misses = 0
         speedups, statuses = [], {}
-        hits0, miss0 = (env.cache.hits, env.cache.misses) if env.cache else (0, 0)
-        for _ in range(args.programs_per_iteration):
-            obs, _ = env.reset(seed=args.seed * 1_000_003 + episode_counter)
-            episode_counter += 1
-            done = False
-            while not done:
-                o = torch.from_numpy(obs["observation"])[None]
-                mk = torch.from_numpy(obs["action_mask"].astype(np.float32))[None]
-                with torch.no_grad():
-                    logits = actor(o, mk)
-                    a = sample_action(logits, mk, gen)
-                    lp, _ = action_log_prob(logits, mk, a)
-                    v = critic(o)
-                obs, r, term, trunc, info = env.step(a[0].numpy())
-                done = term or trunc
-                obs_b.append(o[0]); mask_b.append(mk[0]); act_b.append(a[0])
-                logp_b.append(lp[0]); val_b.append(v[0]); rew_b.append(r); done_b.append(float(done))
-                global_step += 1
-            speedups.append(info.get("speedup", 0.0))
-            statuses[info.get("status", "?")] = statuses.get(info.get("status", "?"), 0) + 1
+        seeds = [args.seed * 1_000_003 + episode_counter + i
+                 for i in range(args.programs_per_iteration)]
+        episode_counter += len(seeds)
+        if workers:
+            state = {k: v.detach().clone() for k, v in actor.state_dict().items()}
+            per = [seeds[i::len(workers)] for i in range(len(workers))]
+            episodes = [e for part in ray.get([w.run.remote(state, p)
+                                               for w, p in zip(workers, per) if p])
+                        for e in part]
+        else:
+            episodes = collect_episodes(env, actor, seeds)
+        for ep in episodes:
+            obs_b += ep["obs"]; mask_b += ep["mask"]; act_b += ep["act"]; logp_b += ep["logp"]
+            rew_b += ep["rewards"]; done_b += ep["dones"]
+            speedups.append(ep["speedup"])
+            hits += ep.get("cache_hits", 0)
+            misses += ep.get("cache_misses", 0)
+            statuses[ep["status"]] = statuses.get(ep["status"], 0) + 1
+        global_step += len(rew_b)
 
         rewards = np.array(rew_b, dtype=np.float32)
-        values = torch.stack(val_b).numpy()
+        with torch.no_grad():
+            values = critic(torch.stack(obs_b)).numpy()
         adv, ret = compute_gae(rewards, values, np.array(done_b, dtype=np.float32), 0.0,
                                args.gamma, args.gae_lambda)
         b_obs, b_mask = torch.stack(obs_b), torch.stack(mask_b)
@@ -439,8 +507,6 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
 
         ok = [s for s in speedups if s > 0]
         geomean = float(np.exp(np.mean(np.log(ok)))) if ok else 0.0
-        hits = (env.cache.hits - hits0) if env.cache else 0
-        misses = (env.cache.misses - miss0) if env.cache else 0
         elapsed = time.time() - it_start
         record = {"iteration": iteration + 1, "global_step": global_step,
                   "episode_return_mean": float(rewards.sum() / args.programs_per_iteration),
@@ -468,4 +534,6 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     (run_dir / "history.json").write_text(json.dumps(history, indent=2) + "\n")
     writer.close()
     env.close()
+    for w in workers:
+        ray.kill(w)
     return run_dir

@@ -250,3 +250,29 @@ def test_evaluate_reports_per_kind(tmp_path, varied_model):
     for r in rep["rows"]:
         assert r["policy_status"] in ("ok", "timeout", "wrong_output", "apply_failed",
                                       "compile_failed", "crashed")
+
+
+def test_train_with_ray_rollout_workers(tmp_path):
+    """Rollouts on a local Ray: two workers, each with its own environment,
+    sharing the SQLite memo; the learner trains on their episodes."""
+    pytest.importorskip("ray")
+    from mlir_rl.ppo import Args, train
+    make_dataset(tmp_path / "ds", seed=1, sequences=1, lqcd=1)
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    keep = [e for e in manifest["programs"] if e["family"] == "single"
+            and e["kind"] in ("add", "generic")][:2]
+    for e in keep:
+        e["split"] = "train"
+    manifest["programs"] = keep
+    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
+    args = Args(dataset=str(tmp_path / "ds"), run_dir=str(tmp_path / "run"),
+                cache_path=str(tmp_path / "m.sqlite"), iterations=1, programs_per_iteration=4,
+                minibatch_size=8, update_epochs=1, rollout_workers=2)
+    try:
+        run = train(args, progress=False)
+    finally:
+        import ray
+        ray.shutdown()
+    hist = json.loads((run / "history.json").read_text())
+    assert sum(hist[-1]["statuses"].values()) == 4
+    assert len(MeasurementCache(args.cache_path)) >= 2  # both workers wrote to it
