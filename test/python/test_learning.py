@@ -201,19 +201,22 @@ def test_demonstrations_replay_to_the_same_schedule():
     assert [s[2][-1] for s in steps[1:4]] == [1, 0, 2]
 
 
-def test_train_checkpoints_and_resumes(tmp_path):
-    from mlir_rl.ppo import Args, train
-    make_dataset(tmp_path / "ds", seed=1, sequences=1, lqcd=1)
-    # A small training set: keep two single-op programs.
-    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
-    keep = [e for e in manifest["programs"] if e["name"] in ("add_128x768", "relu_16x64")][:1]
-    keep = keep or [e for e in manifest["programs"] if e["family"] == "single"
-                    and e["kind"] in ("add", "generic")][:2]
+def tiny_training_set(path):
+    """A dataset whose training split is two small single-op programs."""
+    make_dataset(path, seed=1, sequences=1, lqcd=1)
+    manifest = json.loads((path / "manifest.json").read_text())
+    keep = [e for e in manifest["programs"] if e["family"] == "single"
+            and e["kind"] in ("add", "generic")][:2]
     for e in keep:
         e["split"] = "train"
     manifest["programs"] = keep
-    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
-    args = Args(dataset=str(tmp_path / "ds"), run_dir=str(tmp_path / "run"),
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    return path
+
+
+def test_train_checkpoints_and_resumes(tmp_path):
+    from mlir_rl.ppo import Args, train
+    args = Args(dataset=str(tiny_training_set(tmp_path / "ds")), run_dir=str(tmp_path / "run"),
                 cache_path=str(tmp_path / "m.sqlite"), iterations=1,
                 programs_per_iteration=2, minibatch_size=8, update_epochs=1)
     run = train(args, progress=False)
@@ -257,15 +260,7 @@ def test_train_with_ray_rollout_workers(tmp_path):
     sharing the SQLite memo; the learner trains on their episodes."""
     pytest.importorskip("ray")
     from mlir_rl.ppo import Args, train
-    make_dataset(tmp_path / "ds", seed=1, sequences=1, lqcd=1)
-    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
-    keep = [e for e in manifest["programs"] if e["family"] == "single"
-            and e["kind"] in ("add", "generic")][:2]
-    for e in keep:
-        e["split"] = "train"
-    manifest["programs"] = keep
-    (tmp_path / "ds" / "manifest.json").write_text(json.dumps(manifest))
-    args = Args(dataset=str(tmp_path / "ds"), run_dir=str(tmp_path / "run"),
+    args = Args(dataset=str(tiny_training_set(tmp_path / "ds")), run_dir=str(tmp_path / "run"),
                 cache_path=str(tmp_path / "m.sqlite"), iterations=1, programs_per_iteration=4,
                 minibatch_size=8, update_epochs=1, rollout_workers=2)
     try:
