@@ -28,6 +28,7 @@ static std::optional<int64_t> getOpId(Operation *op) {
 
 void Scheduler::initialize() {
   ops.clear();
+  opByIdValid = false;
   MLIRContext *ctx = module.getContext();
   module.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
     OpRecord rec;
@@ -83,15 +84,17 @@ std::vector<int64_t> Scheduler::getTraversalOrder() const {
 }
 
 linalg::LinalgOp Scheduler::lookup(int64_t id) {
-  linalg::LinalgOp found;
-  module.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
-    if (getOpId(op) == id) {
-      found = op;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
+  if (!opByIdValid) {
+    opById.clear();
+    // The first op carrying the id in pre-order (a fused producer can exist
+    // twice: inside the consumer's forall and, if still used, outside).
+    module.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+      if (std::optional<int64_t> opId = getOpId(op))
+        opById.try_emplace(*opId, op.getOperation());
+    });
+    opByIdValid = true;
+  }
+  return dyn_cast_or_null<linalg::LinalgOp>(opById.lookup(id));
 }
 
 bool Scheduler::hasFusableProducer(int64_t id) {
@@ -210,6 +213,7 @@ ApplyStatus Scheduler::apply(int64_t id, const Action &action,
   std::string error;
   LogicalResult result =
       applyTransformScript(payload, wrapTransformScript(body), error);
+  opByIdValid = false; // ops were replaced (or, below, restored from a clone)
   if (succeeded(result) && failed(verify(payload))) {
     result = failure();
     error += "the transformed IR does not verify";
@@ -380,6 +384,7 @@ std::string Scheduler::getTransformScript() const {
 
 void Scheduler::removeTags() {
   module.walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+  opByIdValid = false;
 }
 
 } // namespace mlir::rl

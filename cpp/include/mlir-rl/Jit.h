@@ -31,7 +31,8 @@ struct TimingOptions {
   uint64_t seed = 0;      // inputs: uniform in [-1, 1] (ints: [-4, 4])
   bool keepOutputs = true;
   /// Stop as soon as one call takes longer than this (0: never; the first
-  /// warm-up call is exempt); the result is then marked `aborted`.
+  /// warm-up call, which carries one-time costs, may take 2x this + 50 ms);
+  /// the result is then marked `aborted`.
   double abortAfterSeconds = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "mlir-rl/ActionSpace.h"
 #include "mlir-rl/FeatureLayout.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
@@ -121,6 +122,10 @@ private:
   std::vector<OpRecord> ops;
   std::vector<std::string> appliedScripts;
   unsigned scriptCounter = 0;
+  /// id -> the op carrying it, rebuilt by one walk after the IR changed
+  /// (every lookup used to walk the module: quadratic on large models).
+  llvm::DenseMap<int64_t, Operation *> opById;
+  bool opByIdValid = false;
 };
 
 } // namespace mlir::rl
