@@ -17,8 +17,10 @@ config.suffixes = [".mlir"]
 config.excludes = ["Inputs", "python", "Output", "build", "cpp", "models", "scripts"]
 # The suite root is the repository; run it on the test/ directory: `lit test`.
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
-if not getattr(config, "test_exec_root", None) or config.test_exec_root == config.test_source_root:
-    config.test_exec_root = os.path.join(config.test_source_root, "test", "Output")
+# Outputs land beside each test in Output/ (ignored by git); a CMake build
+# directory's lit.site.cfg.py puts them in the build tree instead.
+if not getattr(config, "test_exec_root", None):
+    config.test_exec_root = config.test_source_root
 test_dir = os.path.join(config.test_source_root, "test")
 
 
