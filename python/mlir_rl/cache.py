@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS measurements (
   module_hash TEXT NOT NULL,
   schedule    TEXT NOT NULL,
   host        TEXT NOT NULL,
-  status      TEXT NOT NULL,      -- ok, apply_failed, compile_failed, wrong_output, timeout, crashed
+  status      TEXT NOT NULL,      -- ok, apply_failed, compile_failed, wrong_output, timeout, crashed,
+                                  -- cut (a search stopped it: median_s is a lower bound)
   median_s    REAL,
   min_s       REAL,
   max_s       REAL,

@@ -135,24 +135,46 @@ class LinalgScheduleEnv(gym.Env):
         self._baselines[h] = m
         return m
 
-    def measure(self, text: str, schedule: str) -> Measurement:
-        """The scheduled program's time (memoized), its output checked."""
+    def measure(self, text: str, schedule: str,
+                cut_at: Optional[float] = None) -> Measurement:
+        """The scheduled program's time (memoized), its output checked.
+
+        ``cut_at``: a search's shortcut — stop a candidate as soon as one call
+        is slower than ``cut_at`` x the baseline (it cannot be the best); the
+        result is then ``cut`` and its time a lower bound. The memo keeps it
+        as such: a later search with a cut below that bound reuses it, a
+        measurement without a cut (training, the policy) measures again."""
         h = module_hash(text)
         base = self.baseline(text)
         if not schedule:
             return base
         cached = self.cache.get(h, schedule, self.host) if self.cache is not None else None
+        if cached is not None and cached.status == "cut":
+            if cut_at is not None and base.ok and cached.median_s >= cut_at * base.median_s:
+                return cached
+            cached = None
         if cached is not None:
             return cached
         if h not in self._references:  # baseline came from the cache
             _, outputs = self._executor().measure(text, "", self._timeout(base))
             self._references[h] = outputs
         # Microsecond kernels get a floor: timer noise is not a slowdown.
-        limit = max(self.config.exec.slowdown_limit * base.median_s, 0.02) if base.ok else 0.0
-        m, _ = self._executor().measure(text, schedule, self._timeout(base),
+        factor = self.config.exec.slowdown_limit
+        if cut_at is not None and cut_at < factor:
+            factor = cut_at
+        limit = max(factor * base.median_s, 0.02) if base.ok else 0.0
+        timeout = self._timeout(base)
+        if factor < self.config.exec.slowdown_limit and base.ok:
+            # A cut candidate's worker is also killed sooner when one call hangs.
+            c = self.config.exec
+            timeout = min(timeout, 20.0 + 3 * (c.warmup + c.runs) * limit)
+        m, _ = self._executor().measure(text, schedule, timeout,
                                         reference=self._references.get(h),
                                         abort_after_s=limit)
         self.stats["measurements"] += 1
+        if m.status == "timeout" and factor < self.config.exec.slowdown_limit:
+            m = Measurement("cut", max(m.median_s or 0.0, limit), m.min_s, m.max_s,
+                            detail=f"slower than {factor:g}x the baseline: {m.detail}")
         if m.ok and base.ok and m.median_s > max(self.config.exec.slowdown_limit * base.median_s, 0.02):
             m = Measurement("timeout", m.median_s, m.min_s, m.max_s,
                             detail=f"{m.median_s / base.median_s:.1f}x slower than the baseline")

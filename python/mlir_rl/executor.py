@@ -55,7 +55,24 @@ def _measure_in_worker(text: str, schedule: str, cfg: ExecConfig,
     return Measurement("ok", t.median, *t.spread), t.outputs
 
 
+def _exit_with_parent() -> None:
+    """Ends the worker when the process that started it is gone (killed by a
+    signal, its daemon children are not reaped and a long kernel would keep
+    running)."""
+    import os
+    import threading
+    import time
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="mlir-rl-parent-watch").start()
+
+
 def _worker_main(conn) -> None:
+    _exit_with_parent()
     while True:
         try:
             msg = conn.recv()

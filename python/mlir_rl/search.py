@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 from mlir_rl.core import IllegalActionError, Module, layout
 
@@ -125,19 +125,27 @@ class SearchResult:
 
 
 def search(env, name: str, text: str, budget: int, sampler: str = "structured",
-           seed: int = 0) -> SearchResult:
+           seed: int = 0, cut_at: Optional[float] = 1.0,
+           candidates: Sequence[str] = ()) -> SearchResult:
     """Best of ``budget`` sampled schedules of one program (distinct ones
-    measured; a schedule sampled twice costs one measurement)."""
+    measured; a schedule sampled twice costs one measurement).
+
+    ``cut_at``: a candidate is stopped at its first call slower than this x
+    the unscheduled program (it cannot be the best: the search's floor is
+    the unscheduled program, 1.0x); None measures every candidate fully.
+    ``candidates``: schedules measured first, in addition to the budget (e.g.
+    a policy's own schedule, so that the best is at least as good as it)."""
     rng = random.Random(seed)
     base = env.baseline(text)
     best, best_s, speedups, seen = "", 1.0, [], set()
-    for _ in range(budget):
-        m = Module.parse(text, name)
-        sched = SAMPLERS[sampler](m, rng)
-        if sched in seen:
+    draws = [lambda c=c: c for c in candidates] + [
+        lambda: SAMPLERS[sampler](Module.parse(text, name), rng)] * budget
+    for draw in draws:
+        sched = draw()
+        if sched in seen or not sched:
             continue
         seen.add(sched)
-        meas = env.measure(text, sched)
+        meas = env.measure(text, sched, cut_at=cut_at)
         s = base.median_s / meas.median_s if (meas.ok and base.ok) else 0.0
         speedups.append(s)
         if s > best_s:
@@ -147,8 +155,12 @@ def search(env, name: str, text: str, budget: int, sampler: str = "structured",
 
 def search_dataset(dataset: str, split: str, budget: int, sampler: str, out: str,
                    cache_path: str, threads: int = 2, runs: int = 1, seed: int = 0,
-                   progress: bool = True) -> list[dict]:
-    """Best-of-``budget`` search on every program of a split; writes JSON."""
+                   progress: bool = True, policy: Optional[str] = None) -> list[dict]:
+    """Best-of-``budget`` search on every program of a split; writes JSON.
+
+    ``policy``: an ONNX policy whose greedy schedule of each program is
+    measured as one more candidate (search-improved demonstrations for
+    fine-tuning that policy: the best of its own choice and the search's)."""
     import json
     from pathlib import Path
 
@@ -165,9 +177,18 @@ def search_dataset(dataset: str, split: str, budget: int, sampler: str, out: str
         items = tqdm(progs, desc=f"search {sampler} x{budget}", unit="program")
     try:
         for i, (name, text) in enumerate(items):
-            r = search(env, name, text, budget, sampler, seed + i)
-            results.append({"name": name, "best_schedule": r.best_schedule,
-                            "best_speedup": r.best_speedup, "tried": r.tried})
+            extra = []
+            if policy is not None:
+                pm = Module.parse(text, name)
+                pm.schedule_with_policy(policy)
+                extra.append(pm.schedule)
+            r = search(env, name, text, budget, sampler, seed + i, candidates=extra)
+            entry = {"name": name, "best_schedule": r.best_schedule,
+                     "best_speedup": r.best_speedup, "tried": r.tried}
+            if extra:
+                entry["policy_schedule"] = extra[0]
+                entry["best_is_policy"] = r.best_schedule == extra[0]
+            results.append(entry)
             Path(out).write_text(json.dumps(results, indent=2) + "\n")
     finally:
         env.close()
