@@ -205,7 +205,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     cfg = EvalConfig(dataset=args.dataset, split=args.split, model=args.model,
                      search_budget=args.search_budget, random_budget=args.random_budget,
                      threads=args.threads, runs=args.runs, cache_path=args.cache,
-                     limit=args.limit, seed=args.seed)
+                     limit=args.limit, seed=args.seed, baselines=args.baselines)
     report = evaluate(cfg, progress=not args.no_progress)
     print(report["table"])
     if args.json:
@@ -216,8 +216,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from mlir_rl.search import search_dataset
     res = search_dataset(args.dataset, args.split, args.budget, args.sampler, args.output,
-                         args.cache, threads=args.threads, seed=args.seed,
-                         progress=not args.no_progress)
+                         args.cache, threads=args.threads, runs=args.runs, seed=args.seed,
+                         progress=not args.no_progress, policy=args.policy)
     import numpy as np
     sp = [r["best_speedup"] for r in res]
     print(f"{len(res)} programs, best-of-{args.budget} {args.sampler} search: geomean "
@@ -357,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measurements per program for random search (default: the "
                         "training's per-program budget recorded in the model, else 8)")
     p.add_argument("--search-budget", type=int, default=200, help="best-of-N search")
+    p.add_argument("--baselines", default=None,
+                   help="an earlier evaluate --json report with the same budgets: reuse its "
+                        "random and search figures, measure only the policy")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--cache", default="runs/measurements.sqlite")
@@ -371,6 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="train")
     p.add_argument("--budget", type=int, default=16)
     p.add_argument("--sampler", choices=["structured", "random"], default="structured")
+    p.add_argument("--runs", type=int, default=1, help="timed runs per measurement (median)")
+    p.add_argument("--policy", default=None,
+                   help="also measure this ONNX policy's schedule of each program "
+                        "(demonstrations for fine-tuning it: the best of both)")
     p.add_argument("-o", "--output", default="runs/search.json")
     p.add_argument("--cache", default="runs/measurements.sqlite")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)

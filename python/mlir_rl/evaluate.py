@@ -30,6 +30,7 @@ class EvalConfig:
     cache_path: Optional[str] = "runs/measurements.sqlite"
     limit: Optional[int] = None
     seed: int = 0
+    baselines: Optional[str] = None  # an earlier report: reuse its random/search figures
 
 
 def _geomean(xs: list[float]) -> float:
@@ -64,6 +65,16 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     env = LinalgScheduleEnv([(e["name"], t) for e, t in items], EnvConfig(
         cache_path=cfg.cache_path, exec=ExecConfig(runs=cfg.runs, threads=cfg.threads)))
     random_budget = cfg.random_budget or training_budget(cfg.model) or 8
+    earlier = {}
+    if cfg.baselines:
+        prev = json.loads(open(cfg.baselines).read())
+        pc = prev["config"]
+        if (prev["random_budget"], pc["search_budget"], pc["dataset"], pc["split"]) != (
+                random_budget, cfg.search_budget, cfg.dataset, cfg.split):
+            raise ValueError(f"{cfg.baselines}: made with random budget {prev['random_budget']}, "
+                             f"search budget {pc['search_budget']} on {pc['dataset']}:{pc['split']}, "
+                             f"not {random_budget}, {cfg.search_budget} on {cfg.dataset}:{cfg.split}")
+        earlier = {r["name"]: r for r in prev["rows"]}
     rows = []
     it = items
     if progress:
@@ -76,14 +87,20 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
             m.schedule_with_policy(cfg.model)
             meas = env.measure(text, m.schedule)
             policy = base.median_s / meas.median_s if (meas.ok and base.ok) else 0.0
-            rnd = search(env, entry["name"], text, random_budget, "random", cfg.seed + i)
-            best = search(env, entry["name"], text, cfg.search_budget, "structured", cfg.seed + i)
-            rows.append({"name": entry["name"], "kind": entry["kind"], "family": entry["family"],
-                         "baseline_s": base.median_s, "policy_schedule": m.schedule,
-                         "policy_status": meas.status, "policy": policy,
-                         "random": rnd.best_speedup, "random_tried": rnd.tried,
-                         "search": best.best_speedup, "search_tried": best.tried,
-                         "search_schedule": best.best_schedule})
+            row = {"name": entry["name"], "kind": entry["kind"], "family": entry["family"],
+                   "baseline_s": base.median_s, "policy_schedule": m.schedule,
+                   "policy_status": meas.status, "policy": policy}
+            if entry["name"] in earlier:
+                row.update({k: earlier[entry["name"]][k] for k in (
+                    "random", "random_tried", "search", "search_tried", "search_schedule")})
+            else:
+                rnd = search(env, entry["name"], text, random_budget, "random", cfg.seed + i)
+                best = search(env, entry["name"], text, cfg.search_budget, "structured",
+                              cfg.seed + i)
+                row.update({"random": rnd.best_speedup, "random_tried": rnd.tried,
+                            "search": best.best_speedup, "search_tried": best.tried,
+                            "search_schedule": best.best_schedule})
+            rows.append(row)
     finally:
         env.close()
     kinds = sorted({r["kind"] for r in rows})

@@ -123,3 +123,85 @@ def export_checkpoint(checkpoint: dict | str | Path, out: str | Path,
                    else v) for k, v in meta.items()}}
     out.with_suffix(".json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return card
+
+
+def actor_from_onnx(path: str | Path) -> Actor:
+    """The actor of an exported policy, back in PyTorch (to fine-tune a
+    shipped policy whose training checkpoint is not at hand).
+
+    Inverts ``export_checkpoint``: float16-stored weights become float32
+    again, the input projection's MatMul weight is transposed back, and the
+    ONNX LSTM's W/R/B (gates i, o, f, c) become PyTorch's weight_ih/weight_hh/
+    biases (gates i, f, g, o). Refuses a model of another feature layout."""
+    import onnx
+    from onnx import numpy_helper
+
+    from mlir_rl.policy import PolicyConfig
+    path = Path(path)
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"{path}: not a readable ONNX model ({e})") from e
+    meta = {p.key[len(META_PREFIX):]: p.value for p in model.metadata_props
+            if p.key.startswith(META_PREFIX)}
+    lay = layout()
+    if meta.get("layout_hash") != lay.hash:
+        raise ValueError(f"{path}: exported for feature layout {meta.get('layout_hash')}, "
+                         f"this build has {lay.hash}")
+    arrays = {}
+    for init in model.graph.initializer:
+        name = init.name[:-len("_fp16")] if init.name.endswith("_fp16") else init.name
+        arrays[name] = numpy_helper.to_array(init).astype(np.float32)
+    for node in model.graph.node:  # equal initializers are shared via Identity
+        if node.op_type == "Identity" and node.input[0] in arrays:
+            arrays[node.output[0]] = arrays[node.input[0]]
+    actor = Actor(lay, PolicyConfig(**json.loads(meta.get("config", "{}"))))
+    state = {}
+    for node in model.graph.node:
+        if node.op_type == "Gemm" and node.name.endswith("/Gemm"):
+            # "/embed/backbone/backbone.2/Gemm" -> "embed.backbone.2" (equal
+            # initializers, e.g. zero biases, may be shared between nodes).
+            parts = []
+            for c in node.name.strip("/").split("/")[:-1]:
+                if parts and c.startswith(parts[-1] + "."):
+                    c = c[len(parts[-1]) + 1:]
+                parts.append(c)
+            scope = ".".join(parts)
+            state[scope + ".weight"] = arrays[node.input[1]]
+            if len(node.input) > 2 and node.input[2]:
+                state[scope + ".bias"] = arrays[node.input[2]]
+        elif node.op_type == "MatMul" and node.input[1] in arrays:
+            state["embed.project.weight"] = arrays[node.input[1]].T
+        elif node.op_type == "LSTM":
+            w, r, b = (arrays[n][0] for n in node.input[1:4])
+
+            def order(x):  # ONNX gates i, o, f, c -> PyTorch's i, f, g (= c), o
+                i, o, f, c = np.split(x, 4)
+                return np.concatenate([i, f, c, o])
+            state["embed.lstm.weight_ih_l0"] = order(w)
+            state["embed.lstm.weight_hh_l0"] = order(r)
+            bw, br = np.split(b, 2)
+            state["embed.lstm.bias_ih_l0"] = order(bw)
+            state["embed.lstm.bias_hh_l0"] = order(br)
+    for name in actor.state_dict():
+        if name not in state and name in arrays:
+            state[name] = arrays[name]
+    missing = set(actor.state_dict()) - set(state)
+    if missing:
+        raise ValueError(f"{path}: no weights for {sorted(missing)}: not an mlir-rl actor export")
+    actor.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()})
+    actor.eval()
+    return actor
+
+
+def onnx_provenance(path: str | Path) -> dict:
+    """The training provenance recorded in an exported policy ({} if none)."""
+    import onnx
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001
+        return {}
+    for p in model.metadata_props:
+        if p.key == META_PREFIX + "provenance":
+            return json.loads(p.value)
+    return {}

@@ -76,6 +76,13 @@ class Args:
     pretrain_epochs: int = 0
     """Actor-critic pre-training (Pearl): epochs of regressing the critic on
     the programs' log baseline times before PPO (0: off)."""
+    init_actor: Optional[str] = None
+    """Start the actor from an exported policy (.onnx, e.g. the shipped
+    models/policy.onnx) or a checkpoint (.pt): fine-tuning. The critic starts
+    fresh unless a checkpoint has one (None: a fresh actor)."""
+    critic_warmup_iterations: int = 0
+    """First iterations that train only the critic (the actor is kept): for a
+    fresh critic under a started actor (``init_actor``)."""
     demonstrations: Optional[str] = None
     """JSON of best schedules per training program (``mlir-rl search``) to
     warm-start the actor by behaviour cloning before PPO (None: off)."""
@@ -190,8 +197,11 @@ def sample_action(logits: Logits, mask: torch.Tensor, generator: torch.Generator
 
 def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
              new_values: torch.Tensor, returns: torch.Tensor, entropy: torch.Tensor,
-             clip_coef: float, vf_coef: float, ent_coef: float) -> tuple[torch.Tensor, dict]:
-    """CleanRL's clipped PPO objective (advantages normalised by the caller)."""
+             clip_coef: float, vf_coef: float, ent_coef: float,
+             actor_weight: float = 1.0) -> tuple[torch.Tensor, dict]:
+    """CleanRL's clipped PPO objective (advantages normalised by the caller).
+    ``actor_weight`` 0 trains the critic alone (warming up a fresh critic
+    under a given actor)."""
     logratio = new_logp - old_logp
     ratio = logratio.exp()
     pg1 = -advantages * ratio
@@ -199,7 +209,7 @@ def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
     pg_loss = torch.max(pg1, pg2).mean()
     v_loss = 0.5 * ((new_values - returns) ** 2).mean()
     ent = entropy.mean()
-    loss = pg_loss - ent_coef * ent + vf_coef * v_loss
+    loss = actor_weight * (pg_loss - ent_coef * ent) + vf_coef * v_loss
     with torch.no_grad():
         approx_kl = ((ratio - 1) - logratio).mean()
         clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
@@ -227,14 +237,17 @@ def checkpoint_dict(actor: Actor, critic: Critic, optimizer, args: Args,
         "optimizer": optimizer.state_dict(), "config": dataclasses.asdict(args.policy),
         "layout_hash": lay.hash, "iteration": iteration, "global_step": global_step,
         "args": dataclasses.asdict(args), "history": history,
-        "provenance": {"trained": iteration > 0, "dataset": args.dataset,
+        "provenance": {"trained": iteration > 0 or bool(args.init_actor),
+                       "dataset": args.dataset, "init_actor": args.init_actor,
                        "demonstrations": args.demonstrations if args.bc_epochs else None,
                        "bc_epochs": args.bc_epochs,
                        "iterations": iteration, "steps": global_step,
                        "episodes": iteration * args.programs_per_iteration,
                        "episodes_per_program": (iteration * args.programs_per_iteration
                                                 / max(1, num_programs)),
-                       "date": time.strftime("%Y-%m-%d"), "seed": args.seed},
+                       "date": time.strftime("%Y-%m-%d"), "seed": args.seed,
+                       "init_provenance": next((h.get("provenance") for h in history
+                                                if "init_actor" in h), None)},
     }
 
 
@@ -389,6 +402,20 @@ def start_workers(args: Args, programs, env_config) -> tuple[object, list]:
     return ray, workers
 
 
+def init_from(actor: Actor, critic: Critic, source: str) -> None:
+    """Loads an exported policy's actor (.onnx) or a checkpoint's actor and
+    critic (.pt) into ``actor``/``critic``; both must match the network shape."""
+    if str(source).endswith(".onnx"):
+        from mlir_rl.export import actor_from_onnx
+        actor.load_state_dict(actor_from_onnx(source).state_dict())
+        return
+    from mlir_rl.policy import load_actor
+    ck = torch.load(source, map_location="cpu", weights_only=False)
+    actor.load_state_dict(load_actor(ck).state_dict())
+    if "critic" in ck:
+        critic.load_state_dict(ck["critic"])
+
+
 def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     """Train with PPO; returns the run directory (checkpoint.pt, tb/, policy.onnx)."""
     from torch.utils.tensorboard import SummaryWriter
@@ -422,6 +449,14 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
         optimizer.load_state_dict(ck["optimizer"])
         start_iter, global_step, history = ck["iteration"], ck["global_step"], ck["history"]
         gen.manual_seed(args.seed + start_iter)
+
+    if args.init_actor and start_iter == 0:
+        init_from(actor, critic, args.init_actor)
+        entry = {"init_actor": args.init_actor}
+        if str(args.init_actor).endswith(".onnx"):
+            from mlir_rl.export import onnx_provenance
+            entry["provenance"] = onnx_provenance(args.init_actor)
+        history.append(entry)
 
     writer = SummaryWriter(str(run_dir / "tb"))
     writer.add_text("args", json.dumps(dataclasses.asdict(args), indent=2))
@@ -487,6 +522,7 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
         b_adv, b_ret = torch.tensor(adv), torch.tensor(ret)
         n = len(rewards)
         stats = {}
+        critic_warmup = iteration < args.critic_warmup_iterations
         for _epoch in range(args.update_epochs):
             perm = torch.randperm(n, generator=gen)
             for start in range(0, n, args.minibatch_size):
@@ -497,7 +533,8 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
                 if len(idx) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
                 loss, stats = ppo_loss(new_lp, b_logp[idx], mb_adv, critic(b_obs[idx]),
-                                       b_ret[idx], ent, args.clip_coef, args.vf_coef, args.ent_coef)
+                                       b_ret[idx], ent, args.clip_coef, args.vf_coef, args.ent_coef,
+                                       actor_weight=0.0 if critic_warmup else 1.0)
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(params, args.max_grad_norm)

@@ -105,6 +105,53 @@ def test_executor_isolates_crashes_and_hangs():
         assert m.ok
 
 
+def test_worker_ends_with_its_parent(tmp_path):
+    """A worker whose parent is killed (no atexit, daemon children not
+    reaped) stops instead of running its kernel on."""
+    pidfile = tmp_path / "worker.pid"
+    code = ("import os, signal, threading, time\n"
+            "from mlir_rl import kernels as K\n"
+            "from mlir_rl.executor import ExecConfig, Executor\n"
+            "ex = Executor(ExecConfig(runs=50))\n"
+            "ex._start()\n"
+            f"open({str(pidfile)!r}, 'w').write(str(ex._proc.pid))\n"
+            "threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()\n"
+            "ex.measure(K.matmul(512, 512, 512), '', timeout_s=600)\n")
+    r = subprocess.run([sys.executable, "-c", code])
+    assert r.returncode == -signal.SIGKILL
+    pid = int(pidfile.read_text())
+    import time
+    for _ in range(40):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.25)
+    os.kill(pid, signal.SIGKILL)
+    pytest.fail("the worker outlived its parent")
+
+
+def test_search_cut_is_a_memoized_lower_bound(tmp_path):
+    """A search stops a candidate slower than its cut (here 1/1000 of the
+    unscheduled time, floored at 20 ms); the memo keeps the cut as a lower
+    bound that only searches use."""
+    text = K.matmul(384, 384, 384)
+    e = LinalgScheduleEnv([("mm", text)], EnvConfig(cache_path=str(tmp_path / "m.sqlite")))
+    try:
+        base = e.baseline(text)
+        assert base.ok and base.median_s > 0.03, base  # above the floor
+        n = len(e.cache)
+        cut = e.measure(text, "1: T(1,1,1)", cut_at=1e-3)  # scalar tiles: slow
+        assert cut.status == "cut" and cut.median_s >= 0.02, cut
+        assert len(e.cache) == n + 1  # memoized as a lower bound...
+        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3) == cut  # ...for searches
+        full = e.measure(text, "1: T(1,1,1)")  # not for a full verdict
+        assert full.status == "ok" and len(e.cache) == n + 1
+        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3).status == "ok"
+    finally:
+        e.close()
+
+
 def test_large_vector_tiles_run():
     """Regression: vectorized 4x8x64 tiles once overflowed the stack (allocas
     in loops from vector-to-scf); measured in the worker, so a crash is a
@@ -173,6 +220,15 @@ def test_ppo_loss_clips():
     assert stats["clipfrac"] == pytest.approx(0.5)
 
 
+def test_critic_warmup_leaves_the_actor_alone():
+    new = torch.log(torch.tensor([1.5, 0.5])).requires_grad_()
+    values = torch.zeros(2, requires_grad=True)
+    loss, _ = ppo_loss(new, torch.zeros(2), torch.tensor([1.0, -1.0]), values,
+                       torch.ones(2), torch.ones(2), 0.2, 0.5, 0.01, actor_weight=0.0)
+    loss.backward()
+    assert torch.all(new.grad == 0) and torch.all(values.grad != 0)
+
+
 def test_log_prob_of_sampled_actions_is_consistent():
     torch.manual_seed(0)
     lay = mlir_rl.layout()
@@ -229,6 +285,22 @@ def test_train_checkpoints_and_resumes(tmp_path):
     assert ck["iteration"] == 2 and len(ck["history"]) == 2
     # Measurements were memoized.
     assert len(MeasurementCache(args.cache_path)) >= 1
+
+
+def test_train_fine_tunes_an_exported_policy(tmp_path, varied_model):
+    """init_actor starts from an exported ONNX policy; critic warm-up
+    iterations keep that actor exactly."""
+    from mlir_rl.export import actor_from_onnx
+    from mlir_rl.ppo import Args, train
+    args = Args(dataset=str(tiny_training_set(tmp_path / "ds")), run_dir=str(tmp_path / "run"),
+                cache_path=str(tmp_path / "m.sqlite"), iterations=1,
+                programs_per_iteration=2, minibatch_size=8, update_epochs=1,
+                init_actor=str(varied_model), critic_warmup_iterations=1)
+    run = train(args, progress=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    start = actor_from_onnx(varied_model).state_dict()
+    assert all(torch.equal(ck["actor"][k], start[k]) for k in start)
+    assert ck["provenance"]["init_actor"] == str(varied_model)
 
 
 def test_args_from_toml_rejects_unknown_keys(tmp_path):

@@ -160,6 +160,23 @@ def test_export_writes_metadata(tmp_path):
     assert card["opset"] >= 17
 
 
+def test_actor_round_trips_through_onnx(tmp_path):
+    """An exported actor comes back into PyTorch with the exact (float16-
+    rounded) weights, so a shipped policy can be fine-tuned."""
+    from mlir_rl.export import actor_from_onnx
+    from mlir_rl.policy import load_actor
+    ck = varied_checkpoint(seed=7)
+    export_checkpoint(ck, tmp_path / "p.onnx")
+    expected = round_to_fp16(load_actor(ck)).state_dict()
+    back = actor_from_onnx(tmp_path / "p.onnx").state_dict()
+    assert set(back) == set(expected)
+    for k in expected:
+        assert torch.equal(back[k], expected[k]), k
+    (tmp_path / "bad.onnx").write_bytes(b"not onnx")
+    with pytest.raises(ValueError, match="bad.onnx"):
+        actor_from_onnx(tmp_path / "bad.onnx")
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_shipped_policy_schedules_and_preserves_outputs(name):
     """The shipped (trained) model transforms each kernel kind, and the
