@@ -11,6 +11,7 @@
 
 #include "mlir-rl/ActionSpace.h"
 #include "mlir-rl/FeatureLayout.h"
+#include "mlir-rl/ScheduleBuilder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -116,6 +117,8 @@ public:
 
 private:
   std::string getUnknownOpMessage(int64_t id) const;
+  LogicalResult verifyTouched(Operation *payload, int64_t id,
+                              const ActionScriptOptions &options);
 
   ModuleOp module;
   const FeatureLayout &layout;
