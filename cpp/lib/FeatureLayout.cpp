@@ -84,7 +84,8 @@ std::string FeatureLayout::getDescription() const {
   os << "mlir-rl-features-v1;N=" << maxLoops << ";M=" << numTileSizes
      << ";D=" << maxRank << ";L=" << maxOperands << ";tau=" << historyLength
      << ";kinds=" << kNumOpKinds << ";actions=" << kNumActionKinds
-     << ";arith=" << kNumArithCounts << ";vecmax=" << maxVectorInnermost << ";vecelts=" << maxVectorElements
+     << ";arith=" << kNumArithCounts << ";vecmax=" << maxVectorInnermost
+     << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";tiles=";
   for (int64_t t : tileCandidates)
     os << t << ",";

@@ -292,6 +292,7 @@ LayoutInfo getLayoutInfo() {
       {"history_length", l.historyLength},
       {"max_vector_innermost", l.maxVectorInnermost},
       {"max_vector_elements", l.maxVectorElements},
+      {"max_vector_rows", l.maxVectorRows},
       {"num_op_kinds", kNumOpKinds},
       {"num_actions", kNumActionKinds},
       {"num_arith_counts", kNumArithCounts},

@@ -131,3 +131,18 @@ def test_unsupported_ops_are_listed_and_skipped():
 def test_parse_errors_name_the_file():
     with pytest.raises(mlir_rl.ScheduleError, match="broken.mlir"):
         mlir_rl.Module.parse("func.func @f( {", "broken.mlir")
+
+
+def test_vectorization_bounds_vector_rows():
+    """n-D vectors are unrolled row by row into LLVM: an untiled elementwise op
+    of 1x160x4x4 (640 rows of 4) is not vectorized until tiled (MobileNetV2's
+    lowering once ran out of memory on thousands of those)."""
+    from mlir_rl import kernels as K
+    m = mlir_rl.Module.parse(K.add([1, 160, 4, 4]))
+    op = m.traversal_order()[0]
+    assert not m.masks(op).kind[mlir_rl.layout().action_mnemonics.index("V")]
+    with pytest.raises(mlir_rl.IllegalActionError, match="640 vector rows"):
+        m.apply(op, "V")
+    m.apply(op, "T(1,16,0,0)")  # 16 x 4 = 64 rows
+    m.apply(op, "V")
+    assert m.ops()[op].done

@@ -63,6 +63,12 @@ struct FeatureLayout {
   /// Largest iteration space (product of loop extents) that vectorization
   /// accepts; beyond it the vector code would take minutes to compile.
   int64_t maxVectorElements = int64_t(1) << 12;
+  /// Largest number of innermost rows (iteration space / innermost extent):
+  /// n-D vectors are unrolled row by row into LLVM, and 7,700 elementwise ops
+  /// on vector<160x4x4xf32> (640 rows each) ran MobileNetV2's lowering out of
+  /// 24 GiB of memory. Not applied to convolutions and pooling (vectorized
+  /// after decomposition, in shapes of their own).
+  int64_t maxVectorRows = 256;
 
   static const FeatureLayout &getDefault();
 
