@@ -14,8 +14,8 @@ export PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/python -m pip install -q "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0" "matplotlib>=3.7" "torch-mlir==20261001"
 THREADS="$(nproc)"
 mlir-rl bench --suite ops --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench
-# Known issue (README): with the current policy, lowering MobileNetV2 runs out of
-# memory; the other suites still run.
+# A failure here (e.g. a lowering that runs out of memory, as MobileNetV2's once
+# did) is reported and the other suites still run.
 mlir-rl bench --suite models --compare torch,inductor,iree --threads "$THREADS" --runs 5 --warmup 1 --out runs/bench-models \
   || echo "bench.sh: the models suite failed (see README, known issues)" >&2
 mlir-rl bench --suite lqcd --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench-lqcd
