@@ -208,14 +208,15 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
     return fail("iteration space of " + std::to_string(elements) +
                 " points exceeds " + std::to_string(layout.maxVectorElements) +
                 " (tile first)");
+  auto window = getWindowExtents(op);
   // (Convolutions and pooling are vectorized after decomposition into 1-D
   // ops whose vectors do not follow the 2-D loop nest: only the element
   // limit applies to them.)
-  if (!getWindowExtents(op) && elements / bounds.back() > layout.maxVectorRows)
+  if (!window && elements / bounds.back() > layout.maxVectorRows)
     return fail(std::to_string(elements / bounds.back()) +
                 " vector rows (iteration space / innermost extent) exceed " +
                 std::to_string(layout.maxVectorRows) + " (tile first)");
-  if (auto window = getWindowExtents(op)) {
+  if (window) {
     auto [h, w] = *window;
     if (!((h[0] == 1 && h[1] == 1) || (w[0] == 1 && w[1] == 1)))
       return fail("2-D convolution/pooling needs its output and window "

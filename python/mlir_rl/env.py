@@ -158,24 +158,24 @@ class LinalgScheduleEnv(gym.Env):
         if h not in self._references:  # baseline came from the cache
             _, outputs = self._executor().measure(text, "", self._timeout(base))
             self._references[h] = outputs
+        c = self.config.exec
+        cutting = cut_at is not None and cut_at < c.slowdown_limit
+        factor = cut_at if cutting else c.slowdown_limit
         # Microsecond kernels get a floor: timer noise is not a slowdown.
-        factor = self.config.exec.slowdown_limit
-        if cut_at is not None and cut_at < factor:
-            factor = cut_at
+        full_limit = max(c.slowdown_limit * base.median_s, 0.02) if base.ok else 0.0
         limit = max(factor * base.median_s, 0.02) if base.ok else 0.0
         timeout = self._timeout(base)
-        if factor < self.config.exec.slowdown_limit and base.ok:
+        if cutting and base.ok:
             # A cut candidate's worker is also killed sooner when one call hangs.
-            c = self.config.exec
             timeout = min(timeout, 20.0 + 3 * (c.warmup + c.runs) * limit)
         m, _ = self._executor().measure(text, schedule, timeout,
                                         reference=self._references.get(h),
                                         abort_after_s=limit)
         self.stats["measurements"] += 1
-        if m.status == "timeout" and factor < self.config.exec.slowdown_limit:
+        if m.status == "timeout" and cutting:
             m = Measurement("cut", max(m.median_s or 0.0, limit), m.min_s, m.max_s,
                             detail=f"slower than {factor:g}x the baseline: {m.detail}")
-        if m.ok and base.ok and m.median_s > max(self.config.exec.slowdown_limit * base.median_s, 0.02):
+        if m.ok and base.ok and m.median_s > full_limit:
             m = Measurement("timeout", m.median_s, m.min_s, m.max_s,
                             detail=f"{m.median_s / base.median_s:.1f}x slower than the baseline")
         if self.cache is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Optional
 
@@ -40,8 +41,6 @@ def _geomean(xs: list[float]) -> float:
 
 def training_budget(model: str) -> Optional[int]:
     """Measurements per program the policy's training spent (from its card)."""
-    from pathlib import Path
-
     from mlir_rl.core import default_model_path
     card = Path(model or default_model_path()).with_suffix(".json")
     try:
@@ -67,7 +66,7 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     random_budget = cfg.random_budget or training_budget(cfg.model) or 8
     earlier = {}
     if cfg.baselines:
-        prev = json.loads(open(cfg.baselines).read())
+        prev = json.loads(Path(cfg.baselines).read_text())
         pc = prev["config"]
         if (prev["random_budget"], pc["search_budget"], pc["dataset"], pc["split"]) != (
                 random_budget, cfg.search_budget, cfg.dataset, cfg.split):

@@ -142,8 +142,7 @@ def actor_from_onnx(path: str | Path) -> Actor:
         model = onnx.load(str(path))
     except Exception as e:  # noqa: BLE001
         raise ValueError(f"{path}: not a readable ONNX model ({e})") from e
-    meta = {p.key[len(META_PREFIX):]: p.value for p in model.metadata_props
-            if p.key.startswith(META_PREFIX)}
+    meta = _metadata(model)
     lay = layout()
     if meta.get("layout_hash") != lay.hash:
         raise ValueError(f"{path}: exported for feature layout {meta.get('layout_hash')}, "
@@ -194,6 +193,12 @@ def actor_from_onnx(path: str | Path) -> Actor:
     return actor
 
 
+def _metadata(model) -> dict[str, str]:
+    """An exported model's mlir-rl metadata, without the key prefix."""
+    return {p.key[len(META_PREFIX):]: p.value for p in model.metadata_props
+            if p.key.startswith(META_PREFIX)}
+
+
 def onnx_provenance(path: str | Path) -> dict:
     """The training provenance recorded in an exported policy ({} if none)."""
     import onnx
@@ -201,7 +206,4 @@ def onnx_provenance(path: str | Path) -> dict:
         model = onnx.load(str(path), load_external_data=False)
     except Exception:  # noqa: BLE001
         return {}
-    for p in model.metadata_props:
-        if p.key == META_PREFIX + "provenance":
-            return json.loads(p.value)
-    return {}
+    return json.loads(_metadata(model).get("provenance", "{}"))

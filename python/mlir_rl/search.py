@@ -138,10 +138,11 @@ def search(env, name: str, text: str, budget: int, sampler: str = "structured",
     rng = random.Random(seed)
     base = env.baseline(text)
     best, best_s, speedups, seen = "", 1.0, [], set()
-    draws = [lambda c=c: c for c in candidates] + [
-        lambda: SAMPLERS[sampler](Module.parse(text, name), rng)] * budget
-    for draw in draws:
-        sched = draw()
+    def draws():
+        yield from candidates
+        for _ in range(budget):
+            yield SAMPLERS[sampler](Module.parse(text, name), rng)
+    for sched in draws():
         if sched in seen or not sched:
             continue
         seen.add(sched)
