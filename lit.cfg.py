@@ -49,6 +49,11 @@ config.substitutions.append(("%mlir_rl_libs", libs_dir))
 config.substitutions.append(("%shlibext", ".so"))
 config.substitutions.append(("%mlir_rl_opt", opt_path))
 config.substitutions.append(("%mlir_opt", os.path.join(bindir, "mlir-opt")))
+config.substitutions.append(("%mlir_runner", os.path.join(bindir, "mlir-runner")))
+libdir = os.path.join(os.path.dirname(bindir), "lib")
+config.substitutions.append(
+    ("%runner_libs", ",".join(os.path.join(libdir, f) for f in (
+        "libmlir_runner_utils.so", "libmlir_c_runner_utils.so", "libomp.so"))))
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(test_dir, "Inputs")))
 

@@ -17,11 +17,11 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 export PATH="$PWD/.venv/bin:$PATH"
 mlir-rl dataset -o runs/dataset --seed 0
-mlir-rl search --split train --budget 12 -o runs/demos.json --cache runs/train-measurements.sqlite
+mlir-rl search --split train --budget 12 -o runs/demos.json --memo runs/train-measurements.sqlite
 mlir-rl train configs/ppo-bc.toml
 mlir-rl export runs/ppo-bc/checkpoint.pt -o runs/stage1.onnx
 mlir-rl search --split train --budget 48 --policy runs/stage1.onnx \
-  --cache runs/train-measurements.sqlite -o runs/demos-ft.json
+  --memo runs/train-measurements.sqlite -o runs/demos-ft.json
 mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/stage1.onnx
 mlir-rl export runs/ppo-ft/checkpoint.pt -o models/policy.onnx
 mlir-rl evaluate --model models/policy.onnx --random-budget 82 --search-budget 200 \

@@ -8,16 +8,20 @@
 
 // SCRIPT: // Schedule: 3: TF(16,64) V; 2: V; 1: TF(16,32,0) T(8,32,1) V
 // SCRIPT: transform.named_sequence @__transform_main
-// SCRIPT: transform.split_handle %all
+// SCRIPT: // Number the linalg ops in pre-order, as the pass does.
+// SCRIPT: transform.split_handle
 // SCRIPT: // 3: TF(16,64)
-// SCRIPT: transform.structured.tile_using_forall %op_0 tile_sizes [16, 64]
-// SCRIPT: transform.structured.fuse_into_containing_op %producer_0 into %forall_0
+// SCRIPT: %[[C3:[0-9]+]]:2 = transform.split_handle
+// SCRIPT: %[[P3:[0-9]+]] = transform.get_producer_of_operand %[[C3]]#0[0]
+// SCRIPT: %{{.*}}, %[[F3:.*]] = transform.structured.tile_using_forall %[[C3]]#0 tile_sizes [16, 64]
+// SCRIPT: transform.structured.fuse_into_containing_op %[[P3]] into %[[F3]]
+// SCRIPT: transform.apply_dce
 // SCRIPT: // 3: V
 // SCRIPT: transform.structured.vectorize
 // SCRIPT: // 2: V
 // SCRIPT: // 1: TF(16,32,0)
 // SCRIPT: // 1: T(8,32,1)
-// SCRIPT: transform.structured.tile_using_for %op_{{[0-9]+}} tile_sizes [8, 32, 1]
+// SCRIPT: transform.structured.tile_using_for %{{.*}} tile_sizes [8, 32, 1]
 // SCRIPT: // 1: V
 func.func @chain(%A: tensor<64x96xf32>, %B: tensor<96x128xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
   %cst = arith.constant 0.0 : f32

@@ -19,6 +19,16 @@ func.func @buffers(%A: memref<64x96xf32>, %B: memref<96x128xf32>, %C: memref<64x
   return
 }
 
+// Linalg ops without a loop nest of their own (LinalgOp interface) are left
+// as they are, with a remark too.
+// CHECK-LABEL: func.func @relayout
+// CHECK: linalg.unpack
+func.func @relayout(%p: tensor<?x?x8x4xf32>, %d: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-remark @below {{linalg-rl-schedule: linalg.unpack skipped: not a structured linalg op}}
+  %u = linalg.unpack %p inner_dims_pos = [0, 1] inner_tiles = [8, 4] into %d : tensor<?x?x8x4xf32> -> tensor<?x?xf32>
+  return %u : tensor<?x?xf32>
+}
+
 // The supported op next to them is scheduled.
 // CHECK-LABEL: func.func @supported
 // CHECK: scf.forall

@@ -1,22 +1,29 @@
 //===- MlirRlModule.cpp - mlir_rl._core (nanobind) ------------------------===//
 //
 // A thin, private extension: Python reaches the same C++ (features, masks,
-// actions, lowering, JIT timing) that the pass runs. Only standard types cross
-// the boundary (see mlir-rl/Program.h).
+// the action space, decoding, lowering, JIT timing) that the pass runs,
+// through typed classes (Action, Step, Masks, OpInfo, ...). Only the facade
+// of Program.h and the MLIR-free vocabulary of Support/Action.h cross the
+// boundary.
 //
 //===----------------------------------------------------------------------===//
-#include "mlir-rl/Program.h"
+#include "Program.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <cctype>
+#include <deque>
+
 namespace nb = nanobind;
 using namespace nb::literals;
-using mlir::rl::Program;
+using namespace mlir::rl;
 
 namespace {
 
@@ -33,40 +40,311 @@ nb::ndarray<nb::numpy, T> toNumpy(std::vector<T> values,
                                    owner);
 }
 
-nb::dict tensorDict(const mlir::rl::HostTensor &t) {
+nb::ndarray<nb::numpy, bool> toBool(const std::vector<uint8_t> &v,
+                                    std::vector<size_t> shape = {}) {
+  auto *heap = new bool[v.size() ? v.size() : 1];
+  for (size_t i = 0; i < v.size(); ++i)
+    heap[i] = v[i] != 0;
+  nb::capsule owner(heap, [](void *p) noexcept { delete[] static_cast<bool *>(p); });
+  if (shape.empty())
+    shape = {v.size()};
+  return nb::ndarray<nb::numpy, bool>(heap, shape.size(), shape.data(), owner);
+}
+
+std::vector<int64_t> toInt64(const std::vector<int> &v) {
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+nb::dict tensorDict(const HostTensor &t) {
   nb::dict d;
   d["shape"] = t.shape;
   d["dtype"] = t.elementType;
   return d;
 }
 
+int64_t layoutSize(const char *key) {
+  static LayoutInfo info = getLayoutInfo();
+  for (auto &[k, v] : info.sizes)
+    if (k == key)
+      return v;
+  return 0;
+}
+
+/// Masks with the layout's shapes, as numpy arrays.
+struct Masks {
+  MaskInfo info;
+  DecisionPhase phase() const { return info.phase; }
+  nb::ndarray<nb::numpy, bool> kind() const { return toBool(info.kind); }
+  nb::ndarray<nb::numpy, bool> tile() const {
+    return toBool(info.tile, {(size_t)kNumTiledKinds,
+                              (size_t)layoutSize("max_loops"),
+                              (size_t)layoutSize("num_tile_sizes")});
+  }
+  nb::ndarray<nb::numpy, bool> pointer() const { return toBool(info.pointer); }
+  nb::ndarray<nb::numpy, uint8_t> flat() const {
+    std::vector<uint8_t> out(info.kind);
+    out.insert(out.end(), info.tile.begin(), info.tile.end());
+    out.insert(out.end(), info.pointer.begin(), info.pointer.end());
+    return toNumpy(std::move(out));
+  }
+  bool allowed(ActionKind k) const { return info.kind[(int)k]; }
+  std::vector<ActionKind> allowedKinds() const {
+    std::vector<ActionKind> out;
+    for (int k = 0; k < kNumActionKinds; ++k)
+      if (info.kind[k])
+        out.push_back((ActionKind)k);
+    return out;
+  }
+  /// The tile sizes allowed for loop `loop` of tiled kind `k`.
+  std::vector<int64_t> allowedSizes(ActionKind k, int loop) const {
+    static LayoutInfo layout = getLayoutInfo();
+    if (!getActionKindInfo(k).isTiled())
+      throw nb::value_error("allowed_sizes: the kind takes no tile sizes");
+    int n = layoutSize("max_loops"), m = layoutSize("num_tile_sizes");
+    if (loop < 0 || loop >= n)
+      throw nb::index_error("allowed_sizes: loop out of range");
+    std::vector<int64_t> out;
+    for (int c = 0; c < m; ++c)
+      if (info.tile[((int)k * n + loop) * m + c])
+        out.push_back(layout.tileCandidates[c]);
+    return out;
+  }
+  std::vector<int64_t> allowedPointers() const {
+    std::vector<int64_t> out;
+    for (size_t l = 0; l < info.pointer.size(); ++l)
+      if (info.pointer[l])
+        out.push_back(l);
+    return out;
+  }
+};
+
+void checkOp(const Program &p, int64_t id) {
+  if (!p.hasOp(id))
+    throw nb::index_error(("no op " + std::to_string(id) +
+                           " in the module (ids are numbered from 0; `mlir-rl "
+                           "ops FILE` lists them)")
+                              .c_str());
+}
+
+std::string upperName(const char *name) {
+  std::string s(name);
+  for (char &c : s)
+    c = std::toupper(static_cast<unsigned char>(c));
+  return s;
+}
+
+Action parseActionOrThrow(const std::string &text) {
+  std::string error;
+  std::optional<Action> a = parseActionText(text, error);
+  if (!a)
+    throw nb::value_error(error.c_str());
+  return *a;
+}
+
+/// Accepts an Action or its text.
+Action toAction(nb::handle h) {
+  if (nb::isinstance<Action>(h))
+    return nb::cast<Action>(h);
+  if (nb::isinstance<nb::str>(h))
+    return parseActionOrThrow(nb::cast<std::string>(h));
+  throw nb::type_error("expected an Action or its text, e.g. 'TP(32,64,0)'");
+}
+
 } // namespace
 
 NB_MODULE(_core, m) {
-  m.doc() = "mlir-rl native core: features, masks, actions, lowering, JIT";
+  m.doc() = "mlir-rl native core: features, masks, the action space, "
+            "lowering, JIT";
 
+  // -- The vocabulary --------------------------------------------------------
+  {
+    // Names must outlive the enum's creation; derived from ActionKinds.def.
+    static std::deque<std::string> names;
+    auto kinds = nb::enum_<ActionKind>(m, "ActionKind",
+                                       "The transformations (ActionKinds.def).",
+                                       nb::is_arithmetic());
+    for (const ActionKindInfo &info : kActionKinds)
+      kinds.value(names.emplace_back(upperName(info.name)).c_str(), info.kind);
+  }
+  nb::enum_<ActionParams>(m, "ActionParams", nb::is_arithmetic())
+      .value("TILE_SIZES", ActionParams::TileSizes)
+      .value("PERMUTATION", ActionParams::Permutation)
+      .value("NONE", ActionParams::None);
+  nb::enum_<DecisionPhase>(m, "DecisionPhase",
+                           "Which decision an op waits for.", nb::is_arithmetic())
+      .value("TRANSFORMATION", DecisionPhase::Transformation)
+      .value("INTERCHANGE_POINTER", DecisionPhase::InterchangePointer)
+      .value("DONE", DecisionPhase::Done);
+  nb::enum_<StepStatus>(m, "ApplyStatus", "Outcome of applying a decision.",
+                        nb::is_arithmetic())
+      .value("APPLIED", StepStatus::Applied)
+      .value("ILLEGAL", StepStatus::Illegal)
+      .value("FAILED", StepStatus::Failed);
+
+  nb::class_<ActionKindInfo>(m, "ActionKindInfo",
+                             "Properties of an action kind (ActionKinds.def).")
+      .def_ro("kind", &ActionKindInfo::kind)
+      .def_prop_ro("mnemonic",
+                   [](const ActionKindInfo &i) { return std::string(i.mnemonic); })
+      .def_prop_ro("name",
+                   [](const ActionKindInfo &i) { return std::string(i.name); })
+      .def_ro("params", &ActionKindInfo::params)
+      .def_prop_ro("is_tiled", &ActionKindInfo::isTiled,
+                   "takes one tile size per loop; its index is its row of "
+                   "the tile head")
+      .def_prop_ro("parallel_only",
+                   [](const ActionKindInfo &i) { return i.has(kParallelOnly); })
+      .def_prop_ro("needs_nonzero_size", [](const ActionKindInfo &i) {
+        return i.has(kNeedsNonZeroSize);
+      }, "decoding skips this kind when every sampled size is 0")
+      .def_prop_ro("parallelizes",
+                   [](const ActionKindInfo &i) { return i.has(kParallelizes); })
+      .def_prop_ro("fuses_producer",
+                   [](const ActionKindInfo &i) { return i.has(kFusesProducer); })
+      .def_prop_ro("terminal",
+                   [](const ActionKindInfo &i) { return i.has(kTerminal); })
+      .def("__repr__", [](const ActionKindInfo &i) {
+        return std::string("ActionKindInfo(") + i.name + ", " + i.mnemonic + ")";
+      });
+  m.def("action_kinds", []() {
+    return std::vector<ActionKindInfo>(std::begin(kActionKinds),
+                                       std::end(kActionKinds));
+  }, "Every action kind's properties, in index order.");
+  m.def("kind_info", &getActionKindInfo, nb::rv_policy::copy, "kind"_a);
+
+  nb::class_<Action>(m, "Action", "One action on one op.")
+      .def("__init__",
+           [](Action *self, ActionKind kind, std::vector<int64_t> sizes) {
+             new (self) Action{kind, std::move(sizes)};
+           },
+           "kind"_a, "sizes"_a = std::vector<int64_t>{})
+      .def_rw("kind", &Action::kind)
+      .def_rw("sizes", &Action::sizes,
+              "tile sizes (tiled kinds) or the permutation (interchange)")
+      .def_static("parse", &parseActionOrThrow, "text"_a,
+                  "Parses 'TP(32,64,0)', 'V', ... (ValueError if malformed).")
+      .def_prop_ro("info", [](const Action &a) { return a.info(); })
+      .def("__str__", &Action::str)
+      .def("__repr__", [](const Action &a) { return "Action(" + a.str() + ")"; })
+      .def("__eq__", [](const Action &a, const Action &b) { return a == b; })
+      .def("__hash__", [](const Action &a) { return std::hash<std::string>()(a.str()); });
+
+  nb::class_<Step>(m, "Step",
+                   "One decision: an action, or an interchange level pointer.")
+      .def_ro("is_pointer", &Step::isPointer)
+      .def_ro("pointer", &Step::pointer)
+      .def_ro("action", &Step::action)
+      .def("__str__", &Step::str)
+      .def("__repr__", [](const Step &s) { return "Step(" + s.str() + ")"; })
+      .def("__eq__", [](const Step &a, const Step &b) { return a == b; });
+
+  nb::class_<Masks>(m, "Masks",
+                    "Legal choices now: kind [A], tile [T, N, M] (T = tiled "
+                    "kinds, in ActionKind order), pointer [N].")
+      .def_prop_ro("phase", &Masks::phase)
+      .def_prop_ro("kind", &Masks::kind, nb::rv_policy::move)
+      .def_prop_ro("tile", &Masks::tile, nb::rv_policy::move)
+      .def_prop_ro("pointer", &Masks::pointer, nb::rv_policy::move)
+      .def("flat", &Masks::flat,
+           "[kind, tile, pointer] flattened, as the policy's mask input")
+      .def("allowed", &Masks::allowed, "kind"_a)
+      .def("allowed_kinds", &Masks::allowedKinds)
+      .def("allowed_sizes", &Masks::allowedSizes, "kind"_a, "loop"_a)
+      .def("allowed_pointers", &Masks::allowedPointers);
+
+  nb::class_<OpInfo>(m, "OpInfo", "One linalg op of a module, as numbered by "
+                                  "the pass, and its schedule so far.")
+      .def_ro("id", &OpInfo::id)
+      .def_ro("name", &OpInfo::name)
+      .def_ro("kind", &OpInfo::kind)
+      .def_ro("function", &OpInfo::function)
+      .def_ro("supported", &OpInfo::supported)
+      .def_ro("reason", &OpInfo::reason)
+      .def_ro("producer", &OpInfo::producer)
+      .def_ro("consumers", &OpInfo::consumers)
+      .def_ro("loop_bounds", &OpInfo::loopBounds)
+      .def_ro("iterators", &OpInfo::iterators)
+      .def_ro("history", &OpInfo::history)
+      .def_ro("phase", &OpInfo::phase)
+      .def_prop_ro("done",
+                   [](const OpInfo &o) { return o.phase == DecisionPhase::Done; })
+      .def_prop_ro("in_interchange", [](const OpInfo &o) {
+        return o.phase == DecisionPhase::InterchangePointer;
+      })
+      .def("__repr__", [](const OpInfo &o) {
+        return "OpInfo(" + std::to_string(o.id) + ", " + o.name + ", " + o.kind +
+               (o.supported ? "" : ", unsupported: " + o.reason) + ")";
+      });
+
+  nb::class_<StepOutcome>(m, "StepOutcome", "What an index-based step did.")
+      .def_ro("status", &StepOutcome::status)
+      .def_ro("step", &StepOutcome::step, "the decision executed")
+      .def_prop_ro("indices",
+                   [](const StepOutcome &o) { return toNumpy(toInt64(o.indices)); },
+                   nb::rv_policy::move,
+                   "the executed decision's indices [kind, tiles..., pointer]")
+      .def_ro("fallback", &StepOutcome::fallback,
+              "the chosen indices were not legal as given; decoding fell back")
+      .def_ro("message", &StepOutcome::message);
+
+  nb::class_<DemonstrationStep>(m, "DemonstrationStep")
+      .def_ro("op", &DemonstrationStep::op)
+      .def_ro("phase", &DemonstrationStep::phase)
+      .def_prop_ro("observation", [](const DemonstrationStep &d) {
+        return toNumpy(d.observation);
+      }, nb::rv_policy::move)
+      .def_prop_ro("mask", [](const DemonstrationStep &d) { return toNumpy(d.mask); },
+                   nb::rv_policy::move)
+      .def_prop_ro("indices", [](const DemonstrationStep &d) {
+        return toNumpy(toInt64(d.indices));
+      }, nb::rv_policy::move);
+
+  // -- Layout, legality, grammar ---------------------------------------------
   m.def("layout", []() {
-    mlir::rl::LayoutInfo info = mlir::rl::getLayoutInfo();
+    LayoutInfo info = getLayoutInfo();
     nb::dict d;
     for (auto &[k, v] : info.sizes)
       d[k.c_str()] = v;
     d["tile_candidates"] = info.tileCandidates;
     d["op_kinds"] = info.opKinds;
-    d["action_names"] = info.actionNames;
-    d["action_mnemonics"] = info.actionMnemonics;
     d["hash"] = info.hash;
     d["description"] = info.description;
     return d;
-  }, "The feature layout: limits, sizes, offsets, names and its hash.");
-
-  m.def("default_model_path", &mlir::rl::getDefaultModelPath,
+  }, "The observation layout: limits, sizes, offsets, names and its hash.");
+  m.def("legality", []() {
+    LegalityInfo info = getLegalityInfo();
+    nb::dict d;
+    for (auto &[k, v] : info.limits)
+      d[k.c_str()] = v;
+    d["hash"] = info.hash;
+    d["description"] = info.description;
+    return d;
+  }, "The legality config: the action space's limits, versioned apart "
+     "from the layout.");
+  m.def("parse_schedule", [](const std::string &text) {
+    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> out;
+    std::string error;
+    if (!parseScheduleText(text, out, error))
+      throw nb::value_error(("malformed schedule '" + text + "': " + error).c_str());
+    return out;
+  }, "text"_a, "The schedule grammar: [(op id or None, [Action, ...]), ...].");
+  m.def("schedule_header", &formatScheduleHeaderText, "schedule"_a,
+        "The first line of a dump-schedule file.");
+  m.def("read_schedule_header", &readScheduleHeaderText, "text"_a,
+        "The schedule of a dump-schedule file (None without its header).");
+  m.def("terminal_mask", []() { return toNumpy(getTerminalMask()); },
+        "The flat mask when no decision is left (only NT).");
+  m.def("policy_input_names", &getPolicyInputNames);
+  m.def("policy_output_names", &getPolicyOutputNames);
+  m.def("policy_layout_hash_key", &getPolicyLayoutHashKey);
+  m.def("default_model_path", &getDefaultModelPath,
         "Where the pass looks for the policy when model= is not given.");
-  m.def("default_ort_library", &mlir::rl::getDefaultOrtLibrary,
+  m.def("default_ort_library", &getDefaultOrtLibrary,
         "The ONNX Runtime library the pass loads when ort-lib= is not given.");
-
-  m.def("lowering_pipeline", &mlir::rl::getLoweringPipelineText,
+  m.def("lowering_pipeline", &getLoweringPipelineText,
         "The textual lowering pipeline (registered as mlir-rl-lower).");
 
+  // -- Programs --------------------------------------------------------------
   nb::class_<Program>(m, "Program",
                       "A linalg-on-tensors module with its schedule state.")
       .def_static(
@@ -80,57 +358,84 @@ NB_MODULE(_core, m) {
             return p;
           },
           "text"_a, "name"_a = "<input>")
-      .def("ops",
-           [](const Program &p) {
-             nb::list out;
-             for (const mlir::rl::OpInfo &o : p.getOps()) {
-               nb::dict d;
-               d["id"] = o.id;
-               d["name"] = o.name;
-               d["kind"] = o.kind;
-               d["function"] = o.function;
-               d["supported"] = o.supported;
-               d["reason"] = o.reason;
-               d["producer"] = o.producer;
-               d["consumers"] = o.consumers;
-               d["loop_bounds"] = o.loopBounds;
-               d["iterators"] = o.iterators;
-               d["history"] = o.history;
-               d["done"] = o.done;
-               d["in_interchange"] = o.inInterchange;
-               out.append(d);
-             }
-             return out;
-           })
+      .def("ops", &Program::getOps)
       .def("traversal_order", &Program::getTraversalOrder)
+      .def("next_op", &Program::getNextOp,
+           "The op the next decision is for (-1: every op is done).")
+      .def("step_budget", &Program::getStepBudget,
+           "Decisions an episode over this program may take at most.")
       .def("observation",
-           [](Program &p, int64_t id) { return toNumpy(p.getObservation(id)); })
+           [](Program &p, int64_t id) {
+             checkOp(p, id);
+             return toNumpy(p.getObservation(id));
+           }, "op_id"_a)
       .def("op_features",
-           [](Program &p, int64_t id) { return toNumpy(p.getOpFeatures(id)); })
+           [](Program &p, int64_t id) {
+             checkOp(p, id);
+             return toNumpy(p.getOpFeatures(id));
+           }, "op_id"_a)
       .def("masks",
-           [](Program &p, int64_t id) { return toNumpy(p.getMasks(id)); })
+           [](Program &p, int64_t id) {
+             checkOp(p, id);
+             return Masks{p.getMasks(id)};
+           }, "op_id"_a)
       .def("apply",
-           [](Program &p, int64_t id, const std::string &action) {
+           [](Program &p, int64_t id, nb::handle action) {
+             Action a = toAction(action);
              std::string message;
-             int status = p.apply(id, action, message);
+             StepStatus status = p.apply(id, a, message);
              return std::make_pair(status, message);
            }, "op_id"_a, "action"_a)
       .def("apply_pointer",
            [](Program &p, int64_t id, int64_t loop) {
              std::string message;
-             int status = p.applyPointer(id, loop, message);
+             StepStatus status = p.applyPointer(id, loop, message);
              return std::make_pair(status, message);
            }, "op_id"_a, "loop"_a)
       .def("apply_schedule",
            [](Program &p, const std::string &schedule) {
              std::string message;
-             int status = p.applySchedule(schedule, message);
+             StepStatus status = p.applySchedule(schedule, message);
              return std::make_pair(status, message);
            }, "schedule"_a)
+      .def("step",
+           [](Program &p, int64_t id, std::vector<int> indices) {
+             checkOp(p, id);
+             return p.step(id, indices);
+           }, "op_id"_a, "indices"_a,
+           "The decision with these indices [kind, tile per loop, pointer], "
+           "as decodeStep reads them (an illegal choice falls back as "
+           "decoding does), applied.")
+      .def("decode",
+           [](Program &p, int64_t id, std::vector<float> kind,
+              std::vector<float> tile, std::vector<float> pointer, bool sample,
+              uint64_t seed) {
+             checkOp(p, id);
+             Step step;
+             std::string error;
+             if (!p.decode(id, kind, tile, pointer, sample, seed, step, error))
+               throw nb::value_error(error.c_str());
+             return step;
+           }, "op_id"_a, "kind"_a, "tile"_a, "pointer"_a, "sample"_a = false,
+           "seed"_a = 0, "decodeStep() of the logits for op_id now (not applied).")
+      .def("encode",
+           [](const Program &p, const Step &step) {
+             return toNumpy(toInt64(p.encode(step)));
+           }, "step"_a, "The indices of a step.")
+      .def("demonstrate",
+           [](Program &p, const std::string &schedule) {
+             std::vector<DemonstrationStep> steps;
+             std::string error;
+             if (!p.demonstrate(schedule, steps, error))
+               throw nb::value_error(error.c_str());
+             return steps;
+           }, "schedule"_a,
+           "Replays a schedule and returns each decision with its "
+           "observation, mask and indices (the encoder for demonstrations).")
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed) {
-             mlir::rl::PolicyRunInfo info;
+             PolicyRunInfo info;
              std::string error;
              if (!p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                        error))
@@ -145,9 +450,58 @@ NB_MODULE(_core, m) {
              return d;
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0)
+      .def("schedule_with",
+           [](Program &p, nb::callable fn, bool sample, uint64_t seed) {
+             // Python exceptions must not unwind through the C++ scheduler
+             // (built without exceptions): catch, stop it, rethrow here.
+             std::optional<nb::python_error> pending;
+             LogitsFn policy = [&](const std::vector<float> &obs,
+                                   const std::vector<uint8_t> &mask,
+                                   std::vector<float> &kind,
+                                   std::vector<float> &tile,
+                                   std::vector<float> &pointer,
+                                   std::string &error) -> bool {
+               try {
+                 nb::object out = fn(toNumpy(obs), toNumpy(mask));
+                 auto parts = nb::cast<nb::tuple>(out);
+                 if (parts.size() != 3)
+                   throw nb::value_error("a policy returns (kind, tile, pointer)");
+                 kind = nb::cast<std::vector<float>>(parts[0]);
+                 tile = nb::cast<std::vector<float>>(parts[1]);
+                 pointer = nb::cast<std::vector<float>>(parts[2]);
+                 return true;
+               } catch (nb::python_error &e) {
+                 pending.emplace(std::move(e));
+               } catch (std::exception &e) {
+                 error = e.what();
+                 return false;
+               }
+               error = "the policy raised an exception";
+               return false;
+             };
+             PolicyRunInfo info;
+             std::string error;
+             bool ok = p.scheduleWithLogits(policy, sample, seed, info, error);
+             if (pending)
+               throw *pending;
+             if (!ok)
+               throw std::runtime_error(error);
+             nb::dict d;
+             d["ops"] = info.ops;
+             d["inferences"] = info.inferences;
+             d["inference_seconds"] = info.inferenceSeconds;
+             d["applications"] = info.applications;
+             d["apply_seconds"] = info.applySeconds;
+             d["warnings"] = info.warnings;
+             return d;
+           },
+           "policy"_a, "sample"_a = false, "seed"_a = 0,
+           "Schedules every op as the pass does, with a Python policy: "
+           "policy(observation, mask) -> (kind, tile, pointer) logits.")
       .def("policy_logits",
            [](Program &p, int64_t id, const std::string &model,
               const std::string &ortLib) {
+             checkOp(p, id);
              std::vector<float> kind, tile, pointer;
              std::string error;
              if (!p.getPolicyLogits(model, ortLib, id, kind, tile, pointer,
@@ -158,20 +512,18 @@ NB_MODULE(_core, m) {
                                    toNumpy(std::move(pointer)));
            },
            "op_id"_a, "model"_a = "", "ort_lib"_a = "")
-      .def("decode_and_apply",
-           [](Program &p, int64_t id, const std::vector<float> &kind,
-              const std::vector<float> &tile, const std::vector<float> &pointer,
-              bool sample, uint64_t seed) {
-             std::string step, message;
-             int status = p.decodeAndApply(id, kind, tile, pointer, sample,
-                                           seed, step, message);
-             return nb::make_tuple(status, step, message);
-           },
-           "op_id"_a, "kind"_a, "tile"_a, "pointer"_a, "sample"_a = false,
-           "seed"_a = 0)
       .def("schedule_text", &Program::getScheduleText)
       .def("transform_script", &Program::getTransformScript)
       .def("ir", &Program::str, "with_tags"_a = false)
+      .def("_inject_failure", &Program::injectFailure, "n"_a,
+           "Tests only: fail the n-th transformation from now after it "
+           "applied, so that the restore path runs.")
+      .def("verify",
+           [](const Program &p) {
+             std::string error;
+             bool ok = p.verify(error);
+             return std::make_pair(ok, error);
+           }, "Whether the current IR verifies, and why not.")
       .def("lowered",
            [](const Program &p) {
              std::string out, error;
@@ -182,7 +534,7 @@ NB_MODULE(_core, m) {
       .def("signature",
            [](const Program &p, const std::string &function) {
              std::string error;
-             mlir::rl::FunctionSignature sig = p.getSignature(function, error);
+             FunctionSignature sig = p.getSignature(function, error);
              if (!error.empty())
                throw nb::value_error(error.c_str());
              nb::dict d;
@@ -200,7 +552,7 @@ NB_MODULE(_core, m) {
            [](const Program &p, int runs, int warmup, int threads,
               uint64_t seed, const std::string &function, bool keepOutputs,
               double abortAfter) {
-             mlir::rl::TimingOptions options;
+             TimingOptions options;
              options.runs = runs;
              options.warmup = warmup;
              options.threads = threads;
@@ -208,7 +560,7 @@ NB_MODULE(_core, m) {
              options.function = function;
              options.keepOutputs = keepOutputs;
              options.abortAfterSeconds = abortAfter;
-             mlir::rl::TimingResult result;
+             TimingResult result;
              std::string error;
              bool ok;
              {
@@ -220,9 +572,9 @@ NB_MODULE(_core, m) {
              nb::dict d;
              d["seconds"] = result.seconds;
              d["aborted"] = result.aborted;
-             auto toList = [](std::vector<mlir::rl::HostTensor> &tensors) {
+             auto toList = [](std::vector<HostTensor> &tensors) {
                nb::list out;
-               for (mlir::rl::HostTensor &t : tensors) {
+               for (HostTensor &t : tensors) {
                  std::vector<size_t> shape(t.shape.begin(), t.shape.end());
                  if (shape.empty())
                    shape = {1};

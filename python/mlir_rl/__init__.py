@@ -1,23 +1,35 @@
 """mlir-rl: learned loop-nest scheduling for MLIR linalg.
 
-The native core (``mlir_rl._core``) computes features and masks, applies
-actions through the transform dialect, lowers and JIT-times programs; this
-package wraps it for Python (see :mod:`mlir_rl.core`).
+The native core (``mlir_rl._core``) computes features and masks, owns the
+action space (kinds, grammar, decoding), applies actions through the
+transform dialect, lowers and JIT-times programs; :mod:`mlir_rl.core` wraps
+it. Subpackages: ``rl`` (environment, policy, PPO, export, search,
+evaluation), ``measure`` (worker processes, the measurement memo, the
+measurer), ``data`` (kernels, datasets, PyTorch models), ``bench`` (timing,
+peers), ``cli``.
 """
 from mlir_rl.core import (  # noqa: F401
+    Action,
+    ActionKind,
     ApplyStatus,
+    DecisionPhase,
     IllegalActionError,
     Layout,
     Masks,
     Module,
     OpInfo,
     ScheduleError,
+    Step,
     Timing,
+    action_kinds,
     default_model_path,
     layout,
+    legality,
     lowering_pipeline,
     outputs_match,
+    parse_action,
+    parse_schedule,
 )
 from mlir_rl.paths import opt_path, plugin_path  # noqa: F401
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

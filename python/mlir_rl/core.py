@@ -1,20 +1,37 @@
 """Thin Python wrappers over the native core.
 
-Every number here comes from C++ (``mlir_rl._core``): the feature layout, the
-features, the masks and the action semantics. Python only reshapes arrays and
-turns status codes into exceptions.
+Everything here comes from C++ (``mlir_rl._core``): the feature layout, the
+features, the masks, the action kinds, the schedule grammar and the decoder.
+The bound classes (:class:`Action`, :class:`Step`, :class:`Masks`,
+:class:`OpInfo`, the enums) are used as they are; :class:`Module` only turns
+status codes into exceptions and numpy arrays into the shapes the layout
+gives them.
 """
 from __future__ import annotations
 
-import enum
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from mlir_rl import _core
+from mlir_rl._core import (  # noqa: F401  (re-exported)
+    Action,
+    ActionKind,
+    ActionKindInfo,
+    ActionParams,
+    ApplyStatus,
+    DecisionPhase,
+    DemonstrationStep,
+    Masks,
+    OpInfo,
+    Step,
+    StepOutcome,
+)
+
+ActionLike = Union[Action, str]
 
 
 class ScheduleError(RuntimeError):
@@ -25,58 +42,91 @@ class IllegalActionError(ScheduleError):
     """The action is masked out for the op in its current state."""
 
 
-class ApplyStatus(enum.IntEnum):
-    """Outcome of applying an action (mirrors C++ ``ApplyStatus``)."""
-
-    APPLIED = 0
-    ILLEGAL = 1
-    FAILED = 2  # the transformation did not apply; the IR was restored
-
-
 @dataclass(frozen=True)
 class Layout:
-    """The C++ ``FeatureLayout``: limits, sizes, offsets and names."""
+    """The C++ ``FeatureLayout`` (what the policy sees): limits, sizes,
+    offsets, names and its hash; ``raw`` holds every field by name."""
 
     max_loops: int
     num_tile_sizes: int
-    max_rank: int
-    max_operands: int
     history_length: int
     op_feature_size: int
     observation_size: int
     mask_size: int
+    max_steps_per_op: int
     tile_candidates: tuple[int, ...]
     op_kinds: tuple[str, ...]
-    action_names: tuple[str, ...]
-    action_mnemonics: tuple[str, ...]
     hash: str
     raw: dict = field(repr=False, compare=False, default_factory=dict)
 
     @property
     def num_actions(self) -> int:
-        return len(self.action_names)
+        return len(ActionKind.__members__)
+
+    @property
+    def num_tiled_kinds(self) -> int:
+        return self.raw["num_tiled_kinds"]
+
+    @property
+    def step_size(self) -> int:
+        """Length of one decision's indices: [kind, tile per loop, pointer]."""
+        return 2 + self.max_loops
 
 
 @functools.lru_cache(maxsize=1)
 def layout() -> Layout:
-    """The feature layout compiled into the native core."""
+    """The observation layout compiled into the native core."""
     d = _core.layout()
     return Layout(
-        max_loops=d["max_loops"],
-        num_tile_sizes=d["num_tile_sizes"],
-        max_rank=d["max_rank"],
-        max_operands=d["max_operands"],
-        history_length=d["history_length"],
-        op_feature_size=d["op_feature_size"],
-        observation_size=d["observation_size"],
-        mask_size=d["mask_size"],
-        tile_candidates=tuple(d["tile_candidates"]),
-        op_kinds=tuple(d["op_kinds"]),
-        action_names=tuple(d["action_names"]),
-        action_mnemonics=tuple(d["action_mnemonics"]),
-        hash=d["hash"],
-        raw=dict(d),
-    )
+        max_loops=d["max_loops"], num_tile_sizes=d["num_tile_sizes"],
+        history_length=d["history_length"], op_feature_size=d["op_feature_size"],
+        observation_size=d["observation_size"], mask_size=d["mask_size"],
+        max_steps_per_op=d["max_steps_per_op"],
+        tile_candidates=tuple(d["tile_candidates"]), op_kinds=tuple(d["op_kinds"]),
+        hash=d["hash"], raw=dict(d))
+
+
+@functools.lru_cache(maxsize=1)
+def legality() -> dict:
+    """The legality config (the action space's limits, versioned apart from
+    the layout): limits, description and hash."""
+    return dict(_core.legality())
+
+
+@functools.lru_cache(maxsize=1)
+def action_kinds() -> tuple[ActionKindInfo, ...]:
+    """Every action kind's properties (ActionKinds.def), in index order."""
+    return tuple(_core.action_kinds())
+
+
+def kind_info(kind: ActionKind) -> ActionKindInfo:
+    return action_kinds()[int(kind)]
+
+
+def parse_action(text: str) -> Action:
+    """``'TP(32,64,0)'`` -> Action (the C++ grammar; ScheduleError if malformed)."""
+    try:
+        return Action.parse(text)
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
+
+
+def parse_schedule(text: str) -> list[tuple[Optional[int], list[Action]]]:
+    """The C++ schedule grammar: ``[(op id or None, [Action, ...]), ...]``."""
+    try:
+        return _core.parse_schedule(text)
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
+
+
+def schedule_header(schedule: str) -> str:
+    """The first line of a ``dump-schedule`` file."""
+    return _core.schedule_header(schedule)
+
+
+def read_schedule_header(text: str) -> Optional[str]:
+    """The schedule recorded in a ``dump-schedule`` file (None if absent)."""
+    return _core.read_schedule_header(text)
 
 
 def default_model_path() -> Path:
@@ -87,49 +137,6 @@ def default_model_path() -> Path:
 def lowering_pipeline() -> str:
     """The lowering pipeline (also the ``mlir-rl-lower`` pass pipeline)."""
     return _core.lowering_pipeline()
-
-
-@dataclass(frozen=True)
-class OpInfo:
-    """One linalg op of a module, as numbered by the pass."""
-
-    id: int
-    name: str
-    kind: str
-    function: str
-    supported: bool
-    reason: str
-    producer: int
-    consumers: tuple[int, ...]
-    loop_bounds: tuple[int, ...]
-    iterators: tuple[str, ...]
-    history: tuple[str, ...]
-    done: bool
-
-
-@dataclass(frozen=True)
-class Masks:
-    """Legal actions now (True = allowed), shaped by the layout.
-
-    ``kind[a]`` for the transformation; ``tile[t, l, c]`` for tiled action
-    t (0 = T, 1 = TP, 2 = TF), loop l and tile candidate c; ``pointer[l]`` for
-    the next interchange level pointer.
-    """
-
-    kind: np.ndarray
-    tile: np.ndarray
-    pointer: np.ndarray
-
-    @classmethod
-    def from_flat(cls, flat: np.ndarray) -> "Masks":
-        lay = layout()
-        a, n, m = lay.num_actions, lay.max_loops, lay.num_tile_sizes
-        flat = flat.astype(bool)
-        return cls(kind=flat[:a], tile=flat[a:a + 3 * n * m].reshape(3, n, m),
-                   pointer=flat[a + 3 * n * m:])
-
-    def allowed_kinds(self) -> list[str]:
-        return [k for k, ok in zip(layout().action_mnemonics, self.kind) if ok]
 
 
 @dataclass
@@ -173,6 +180,13 @@ def outputs_match(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
     return ok, worst
 
 
+Logits = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(kind [A], tile [T*N*M] or [T, N, M], pointer [N]) logits of the policy heads."""
+
+PolicyCallable = Callable[[np.ndarray, np.ndarray], Logits]
+"""A policy: (observation, flat mask) -> logits."""
+
+
 class Module:
     """A linalg-on-tensors module under scheduling (native ``Program``)."""
 
@@ -192,7 +206,11 @@ class Module:
     @classmethod
     def load(cls, path: str | Path) -> "Module":
         path = Path(path)
-        return cls.parse(path.read_text(), str(path))
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError as e:
+            raise ScheduleError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        return cls.parse(text, str(path))
 
     def fresh(self) -> "Module":
         """The same module, unscheduled."""
@@ -200,18 +218,26 @@ class Module:
 
     # Ops, features and masks ---------------------------------------------
     def ops(self) -> list[OpInfo]:
-        return [OpInfo(id=o["id"], name=o["name"], kind=o["kind"],
-                       function=o["function"], supported=o["supported"],
-                       reason=o["reason"], producer=o["producer"],
-                       consumers=tuple(o["consumers"]),
-                       loop_bounds=tuple(o["loop_bounds"]),
-                       iterators=tuple(o["iterators"]),
-                       history=tuple(o["history"]), done=o["done"])
-                for o in self._program.ops()]
+        return self._program.ops()
+
+    def op(self, op_id: int) -> OpInfo:
+        ops = self.ops()
+        if not 0 <= op_id < len(ops):
+            raise IndexError(f"no op {op_id} in {self.name} ({len(ops)} linalg ops)")
+        return ops[op_id]
 
     def traversal_order(self) -> list[int]:
         """Supported op ids, consumers before producers."""
         return list(self._program.traversal_order())
+
+    def next_op(self) -> Optional[int]:
+        """The op the next decision is for (None when every op is done)."""
+        op = self._program.next_op()
+        return None if op < 0 else op
+
+    def step_budget(self) -> int:
+        """Decisions an episode over this module may take at most."""
+        return self._program.step_budget()
 
     def observation(self, op_id: int) -> np.ndarray:
         """Features of the op followed by its last producer's (float32)."""
@@ -221,25 +247,26 @@ class Module:
         return self._program.op_features(op_id)
 
     def masks(self, op_id: int) -> Masks:
-        return Masks.from_flat(self._program.masks(op_id))
-
-    def flat_masks(self, op_id: int) -> np.ndarray:
+        """Legal choices for the op now (named parts; ``.flat()`` for a policy)."""
         return self._program.masks(op_id)
 
     # Actions ---------------------------------------------------------------
-    def _check(self, status: int, message: str) -> ApplyStatus:
-        st = ApplyStatus(status)
-        if st == ApplyStatus.ILLEGAL:
+    def _check(self, status: ApplyStatus, message: str) -> ApplyStatus:
+        self.last_message = message
+        if status == ApplyStatus.ILLEGAL:
             raise IllegalActionError(message)
-        return st
+        return status
 
-    def apply(self, op_id: int, action: str) -> ApplyStatus:
-        """Apply one action (e.g. ``"TP(32,64,0)"``) to op ``op_id``.
+    def apply(self, op_id: int, action: ActionLike) -> ApplyStatus:
+        """Apply one action (an :class:`Action` or its text, e.g. ``"TP(32,64,0)"``).
 
         Raises IllegalActionError when the masks forbid it; returns FAILED
         when the transformation did not apply (the IR is unchanged).
         """
-        return self._check(*self._program.apply(op_id, action))
+        try:
+            return self._check(*self._program.apply(op_id, action))
+        except ValueError as e:  # malformed action text
+            raise IllegalActionError(str(e)) from None
 
     def apply_pointer(self, op_id: int, loop: int) -> ApplyStatus:
         """One interchange level-pointer sub-step."""
@@ -247,22 +274,45 @@ class Module:
 
     def apply_schedule(self, schedule: str) -> ApplyStatus:
         """Apply an explicit schedule, e.g. ``"1: TP(32,64,0) T(8,32,1) V"``."""
-        status, message = self._program.apply_schedule(schedule)
-        self.last_message = message
-        return self._check(status, message)
+        return self._check(*self._program.apply_schedule(schedule))
 
-    def decode_and_apply(self, op_id: int, kind, tile, pointer,
-                         sample: bool = False, seed: int = 0) -> tuple[ApplyStatus, str]:
-        """Decode an actor's logits with the C++ decoder and apply the step.
+    def step(self, op_id: int, indices: Sequence[int]) -> StepOutcome:
+        """Take the decision with these indices ``[kind, tile per loop,
+        pointer]`` as the C++ decoder reads them (an illegal choice falls back
+        as decoding does). ``outcome.step``/``outcome.indices`` say what was
+        executed; FAILED means it did not apply (the IR is unchanged)."""
+        outcome = self._program.step(op_id, [int(i) for i in indices])
+        self._check(outcome.status, outcome.message)
+        return outcome
 
-        Returns (status, decoded step). Decoding only yields legal steps;
-        FAILED means the transformation did not apply (the IR is unchanged).
-        """
-        status, step, message = self._program.decode_and_apply(
-            op_id, [float(x) for x in kind], [float(x) for x in tile],
-            [float(x) for x in pointer], sample, seed)
-        self.last_message = message
-        return self._check(status, message), step
+    def decode(self, op_id: int, logits: Logits, sample: bool = False,
+               seed: int = 0) -> Step:
+        """The C++ decoder's step for these logits (not applied)."""
+        kind, tile, pointer = (np.asarray(x, np.float32).reshape(-1) for x in logits)
+        try:
+            return self._program.decode(op_id, kind, tile, pointer, sample, seed)
+        except ValueError as e:
+            raise ScheduleError(str(e)) from None
+
+    def encode(self, step: Step) -> np.ndarray:
+        """A step's indices ``[kind, tile per loop, pointer]``."""
+        return self._program.encode(step)
+
+    def decode_and_apply(self, op_id: int, logits: Logits, sample: bool = False,
+                         seed: int = 0) -> tuple[ApplyStatus, Step]:
+        """Decode logits as the pass does and apply the step."""
+        step = self.decode(op_id, logits, sample, seed)
+        outcome = self.step(op_id, self.encode(step))
+        return outcome.status, outcome.step
+
+    def demonstrate(self, schedule: str) -> list[DemonstrationStep]:
+        """Replay ``schedule`` on this (unscheduled) module; every decision
+        with its observation, mask and indices (ops it leaves incomplete get
+        NT). The encoder for demonstrations."""
+        try:
+            return self._program.demonstrate(schedule)
+        except ValueError as e:
+            raise ScheduleError(str(e)) from None
 
     def schedule_with_policy(self, model: str | Path = "", ort_lib: str = "",
                              sample: bool = False, seed: int = 0) -> dict:
@@ -276,8 +326,18 @@ class Module:
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 
+    def schedule_with(self, policy: PolicyCallable, sample: bool = False,
+                      seed: int = 0) -> dict:
+        """Schedule every op with a Python policy (e.g. a PyTorch actor),
+        driven by the same C++ loop as the pass: ``policy(observation, mask)``
+        returns (kind, tile, pointer) logits."""
+        try:
+            return self._program.schedule_with(policy, sample, seed)
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
+
     def policy_logits(self, op_id: int, model: str | Path = "",
-                      ort_lib: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      ort_lib: str = "") -> Logits:
         """The ONNX policy's (kind, tile, pointer) logits for op ``op_id`` now."""
         try:
             return self._program.policy_logits(op_id, str(model), ort_lib)
@@ -294,9 +354,17 @@ class Module:
         """Transform script that replays the schedule on the original IR."""
         return self._program.transform_script()
 
+    def dump(self) -> str:
+        """The ``dump-schedule`` file of the pass: header and replay script."""
+        return schedule_header(self.schedule) + self.transform_script
+
     # IR, lowering, timing ----------------------------------------------------
     def ir(self, with_tags: bool = False) -> str:
         return self._program.ir(with_tags)
+
+    def verify(self) -> tuple[bool, str]:
+        """Whether the current IR verifies, and the verifier's messages."""
+        return self._program.verify()
 
     def lowered(self) -> str:
         try:
@@ -323,20 +391,9 @@ class Module:
                       inputs=list(d["inputs"]), aborted=bool(d["aborted"]))
 
 
-def parse_schedule_entries(schedule: str) -> dict[int, list[str]]:
-    """'1: TP(8,8,0) V; 0: NT' -> {1: ['TP(8,8,0)', 'V'], 0: ['NT']} (the
-    canonical text the C++ prints; malformed text is the C++ parser's job)."""
-    out: dict[int, list[str]] = {}
-    for entry in filter(None, (e.strip() for e in schedule.split(";"))):
-        op, _, actions = entry.partition(":")
-        out.setdefault(int(op), []).extend(actions.split())
-    return out
-
-
 def describe_op(op: OpInfo) -> str:
     loops = "x".join(str(b) for b in op.loop_bounds)
     its = "".join("p" if i == "parallel" else "r" for i in op.iterators)
     prod = f" producer={op.producer}" if op.producer >= 0 else ""
     status = "" if op.supported else f"  [skipped: {op.reason}]"
     return f"{op.id:3d}  {op.name:32s} {op.kind:18s} loops={loops} ({its}){prod}{status}"
-

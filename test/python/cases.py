@@ -1,5 +1,5 @@
 """Kernels and schedules shared by the tests: every action kind on every op kind."""
-from mlir_rl import kernels as K
+from mlir_rl.data import kernels as K
 
 # name -> (module text, op id of the main op, {action kind: schedule})
 KERNELS = {

@@ -7,8 +7,8 @@ everywhere); the tests use it to exercise decoding, parity and correctness.
 """
 from pathlib import Path
 
-from mlir_rl.export import export_checkpoint
-from mlir_rl.policy import new_checkpoint
+from mlir_rl.rl.export import export_checkpoint
+from mlir_rl.rl.policy import new_checkpoint
 
 HEADS = ("kind_head.weight", "tile_head.weight", "pointer_head.weight")
 

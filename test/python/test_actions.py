@@ -5,6 +5,10 @@ import pytest
 import mlir_rl
 from cases import CASES, KERNELS
 
+K_ = mlir_rl.ActionKind
+T, TP, TF, I, V, NT = (K_.TILING, K_.TILED_PARALLELIZATION, K_.TILED_FUSION, K_.INTERCHANGE,
+                       K_.VECTORIZATION, K_.NO_TRANSFORMATION)
+
 
 @pytest.mark.parametrize("name,kind,schedule", CASES,
                          ids=[f"{n}-{k}" for n, k, _ in CASES])
@@ -46,12 +50,13 @@ def test_interchange_by_level_pointers():
     text, op, _ = KERNELS["matmul"]
     m = mlir_rl.Module.parse(text)
     masks = m.masks(op)
-    assert masks.kind[3] and masks.pointer[:3].all() and not masks.pointer[3:].any()
+    assert masks.allowed(I) and masks.pointer[:3].all() and not masks.pointer[3:].any()
     m.apply_pointer(op, 2)
     masks = m.masks(op)
     # While the permutation is incomplete only interchange is allowed, and
     # the chosen loop is masked.
-    assert masks.allowed_kinds() == ["I"]
+    assert masks.allowed_kinds() == [I]
+    assert masks.phase == mlir_rl.DecisionPhase.INTERCHANGE_POINTER
     assert list(masks.pointer[:3]) == [True, True, False]
     with pytest.raises(mlir_rl.IllegalActionError):
         m.apply_pointer(op, 2)
@@ -77,15 +82,15 @@ def test_masks_follow_the_rules():
     # nothing beyond the op's 3 loops.
     assert not masks.tile[:, 3:, 1:].any()
     # V is masked until the op is small enough.
-    assert not masks.kind[4]
+    assert not masks.allowed(V)
     m.apply(op, "TP(16,32,0)")
     masks = m.masks(op)
-    assert not masks.kind[1] and not masks.kind[2], "no repeated parallelization"
+    assert not masks.allowed(TP) and not masks.allowed(TF), "no repeated parallelization"
     m.apply(op, "T(8,32,1)")
-    assert m.masks(op).kind[4]
+    assert m.masks(op).allowed(V)
     m.apply(op, "V")
     masks = m.masks(op)
-    assert masks.allowed_kinds() == ["NT"]
+    assert masks.allowed_kinds() == [NT] and masks.phase == mlir_rl.DecisionPhase.DONE
     with pytest.raises(mlir_rl.IllegalActionError, match="complete"):
         m.apply(op, "T(1,1,1)")
     assert cands[0] == 0
@@ -98,7 +103,7 @@ def test_history_limit_completes_the_op():
     for _ in range(lay.history_length):
         m.apply(op, "I(1,0)")
     assert m.ops()[op].done
-    assert m.masks(op).allowed_kinds() == ["NT"]
+    assert m.masks(op).allowed_kinds() == [NT]
 
 
 def test_illegal_actions_change_nothing():
@@ -137,10 +142,10 @@ def test_vectorization_bounds_vector_rows():
     """n-D vectors are unrolled row by row into LLVM: an untiled elementwise op
     of 1x160x4x4 (640 rows of 4) is not vectorized until tiled (MobileNetV2's
     lowering once ran out of memory on thousands of those)."""
-    from mlir_rl import kernels as K
+    from mlir_rl.data import kernels as K
     m = mlir_rl.Module.parse(K.add([1, 160, 4, 4]))
     op = m.traversal_order()[0]
-    assert not m.masks(op).kind[mlir_rl.layout().action_mnemonics.index("V")]
+    assert not m.masks(op).allowed(V)
     with pytest.raises(mlir_rl.IllegalActionError, match="640 vector rows"):
         m.apply(op, "V")
     m.apply(op, "T(1,16,0,0)")  # 16 x 4 = 64 rows

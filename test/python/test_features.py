@@ -41,7 +41,7 @@ def test_python_features_equal_dump_features(name, mlir_opt, plugin):
     assert sorted(obs) == sorted(m.traversal_order())
     for op_id, vec in obs.items():
         np.testing.assert_allclose(m.observation(op_id), vec, rtol=1e-6)
-        np.testing.assert_array_equal(m.flat_masks(op_id), masks[op_id])
+        np.testing.assert_array_equal(m.masks(op_id).flat(), masks[op_id])
 
 
 def test_layout_sizes_are_consistent():
@@ -50,7 +50,7 @@ def test_layout_sizes_are_consistent():
     m = mlir_rl.Module.parse(text)
     assert m.observation(op).shape == (lay.observation_size,)
     assert m.op_features(op).shape == (lay.op_feature_size,)
-    assert m.flat_masks(op).shape == (lay.mask_size,)
+    assert m.masks(op).flat().shape == (lay.mask_size,)
     assert lay.observation_size == 2 * lay.op_feature_size
     assert len(lay.tile_candidates) == lay.num_tile_sizes
     assert re.fullmatch(r"[0-9a-f]{16}", lay.hash)

@@ -1,7 +1,7 @@
 """The peer benchmark harness, on its small smoke suite."""
 import json
 
-from mlir_rl import peers
+from mlir_rl.bench import peers
 
 
 def test_smoke_suite_report(tmp_path):
@@ -33,7 +33,7 @@ def test_failing_peer_is_reported(tmp_path):
 def test_self_written_models_build():
     import torch
 
-    from mlir_rl import torch_models
+    from mlir_rl.data import torch_models
     for name in torch_models.MODELS:
         net = torch_models.build(name)
         with torch.no_grad():

@@ -9,8 +9,8 @@ import torch
 
 import mlir_rl
 from cases import KERNELS
-from mlir_rl.export import export_checkpoint, round_to_fp16
-from mlir_rl.policy import Actor, Critic, actor_logits, greedy_schedule, load_actor
+from mlir_rl.rl.export import export_checkpoint, round_to_fp16
+from mlir_rl.rl.policy import Actor, Critic, actor_logits, greedy_schedule, load_actor
 from policy_fixtures import varied_checkpoint
 
 PROGRAMS = ["matmul", "conv2d_nchw", "conv2d_nhwc", "maxpool_nchw", "add", "relu", "chain"]
@@ -23,7 +23,7 @@ def test_model_sizes_come_from_the_layout():
     mask = torch.ones(3, lay.mask_size)
     out = actor(obs, mask)
     assert out.kind.shape == (3, lay.num_actions)
-    assert out.tile.shape == (3, 3, lay.max_loops, lay.num_tile_sizes)
+    assert out.tile.shape == (3, lay.num_tiled_kinds, lay.max_loops, lay.num_tile_sizes)
     assert out.pointer.shape == (3, lay.max_loops)
     assert critic(obs).shape == (3,)
     assert actor.embed.lstm.hidden_size == 512
@@ -33,10 +33,11 @@ def test_masks_are_minus_infinity_like():
     lay = mlir_rl.layout()
     actor = Actor()
     mask = torch.zeros(1, lay.mask_size)
-    mask[0, 5] = 1  # only NT
+    nt = int(mlir_rl.ActionKind.NO_TRANSFORMATION)
+    mask[0, nt] = 1  # only NT
     out = actor(torch.randn(1, lay.observation_size), mask)
     probs = torch.softmax(out.kind, -1)
-    assert probs[0, 5] == 1.0 and torch.isfinite(out.kind).all()
+    assert probs[0, nt] == 1.0 and torch.isfinite(out.kind).all()
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -90,7 +91,7 @@ def test_pass_in_mlir_opt_uses_the_model(varied_model, mlir_opt, plugin, tmp_pat
                        input=text, capture_output=True, text=True, check=True)
     m = mlir_rl.Module.parse(text)
     m.schedule_with_policy(varied_model)
-    assert dump.read_text().splitlines()[0] == f"// Schedule: {m.schedule}"
+    assert mlir_rl.core.read_schedule_header(dump.read_text()) == m.schedule
     ok, _ = mlir_rl.outputs_match(
         mlir_rl.Module.parse(r.stdout).time(runs=1, warmup=0, threads=2).outputs,
         mlir_rl.Module.parse(text).time(runs=1, warmup=0, threads=2).outputs)
@@ -155,7 +156,8 @@ def test_export_writes_metadata(tmp_path):
     card = export_checkpoint(varied_checkpoint(seed=5), tmp_path / "p.onnx")
     meta = {p.key: p.value for p in onnx.load(str(tmp_path / "p.onnx")).metadata_props}
     assert meta["mlir_rl.trained"] == "false" and card["trained"] == "false"
-    assert json.loads(meta["mlir_rl.action_mnemonics"]) == list(mlir_rl.layout().action_mnemonics)
+    assert json.loads(meta["mlir_rl.action_mnemonics"]) == [k.mnemonic for k in mlir_rl.action_kinds()]
+    assert meta["mlir_rl.legality_hash"] == mlir_rl.legality()["hash"]
     assert json.loads(meta["mlir_rl.provenance"])["seed"] == 5
     assert card["opset"] >= 17
 
@@ -163,8 +165,8 @@ def test_export_writes_metadata(tmp_path):
 def test_actor_round_trips_through_onnx(tmp_path):
     """An exported actor comes back into PyTorch with the exact (float16-
     rounded) weights, so a shipped policy can be fine-tuned."""
-    from mlir_rl.export import actor_from_onnx
-    from mlir_rl.policy import load_actor
+    from mlir_rl.rl.export import actor_from_onnx
+    from mlir_rl.rl.policy import load_actor
     ck = varied_checkpoint(seed=7)
     export_checkpoint(ck, tmp_path / "p.onnx")
     expected = round_to_fp16(load_actor(ck)).state_dict()

@@ -1,0 +1,51 @@
+//===- ScheduleText.h - The textual schedule grammar ------------*- C++ -*-===//
+//
+//   schedule := entry (';' entry)*
+//   entry    := [INT ':'] action (WS action)*
+//   action   := MNEMONIC [ '(' INT (',' INT)* ')' ]
+//
+// Mnemonics and which kinds take a list come from ActionKinds.def. An entry
+// without an id applies to the first op of the traversal order (the last
+// consumer of the first function). Printing: Action::str(), and
+// `<id>: <action> <action>; ...` for a whole schedule.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_ACTIONSPACE_SCHEDULETEXT_H
+#define MLIR_RL_ACTIONSPACE_SCHEDULETEXT_H
+
+#include "mlir-rl/Support/Action.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::rl {
+
+/// Parses one action ("T(8,32,1)", "V", ...). Returns std::nullopt and sets
+/// `error` on malformed text.
+std::optional<Action> parseAction(llvm::StringRef text, std::string &error);
+
+/// An explicit schedule: for each op id, its list of actions.
+struct ExplicitSchedule {
+  struct Entry {
+    std::optional<int64_t> opId;
+    std::vector<Action> actions;
+  };
+  std::vector<Entry> entries;
+};
+std::optional<ExplicitSchedule> parseSchedule(llvm::StringRef text,
+                                              std::string &error);
+
+/// "expected T(..), TP(..), TF(..), I(..), V or NT" from the kind table.
+std::string describeActionSyntax();
+
+/// The header line of a dumped schedule file ("// Schedule: <schedule>"),
+/// and its inverse (std::nullopt when `text` does not start with one).
+std::string formatScheduleHeader(llvm::StringRef schedule);
+std::optional<std::string> readScheduleHeader(llvm::StringRef text);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_ACTIONSPACE_SCHEDULETEXT_H

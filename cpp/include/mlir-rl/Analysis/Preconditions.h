@@ -1,0 +1,54 @@
+//===- Preconditions.h - When a transformation is legal ---------*- C++ -*-===//
+//
+// Preconditions written once and used twice: for the masks of the action
+// space and as the guard before a transformation is applied. Their limits
+// form the LegalityConfig, versioned apart from the observation layout: a
+// policy trained under one legality config runs under another (it only sees
+// different masks), so tuning a limit does not re-export the policy.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_ANALYSIS_PRECONDITIONS_H
+#define MLIR_RL_ANALYSIS_PRECONDITIONS_H
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::rl {
+
+/// Limits that bound what the action space allows; they keep generated code
+/// small enough to lower and compile in seconds.
+struct LegalityConfig {
+  /// Largest innermost extent that vectorization accepts.
+  int64_t maxVectorInnermost = 512;
+  /// Largest iteration space (product of loop extents) that vectorization
+  /// accepts; beyond it the vector code would take minutes to compile.
+  int64_t maxVectorElements = int64_t(1) << 12;
+  /// Largest number of innermost rows (iteration space / innermost extent):
+  /// n-D vectors are unrolled row by row into LLVM, and 7,700 elementwise ops
+  /// on vector<160x4x4xf32> (640 rows each) ran MobileNetV2's lowering out of
+  /// 24 GiB of memory. Not applied to convolutions and pooling (vectorized
+  /// after decomposition, in shapes of their own).
+  int64_t maxVectorRows = 256;
+
+  static const LegalityConfig &getDefault();
+  /// Canonical description, with a version that changes with the meaning of
+  /// any rule; and its hash.
+  std::string getDescription() const;
+  std::string getHash() const;
+};
+
+/// Whether `op` (in its current form) can be vectorized: static shapes, the
+/// config's size limits, the window of a 2-D conv/pool tiled to 1 (it is
+/// decomposed first), and the linalg vectorizer's own precondition.
+LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
+                                        const LegalityConfig &config,
+                                        std::string *reason = nullptr);
+
+/// Whether `V` on `op` decomposes a 2-D conv/pool to 1-D first.
+bool needsDecomposition(linalg::LinalgOp op);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_ANALYSIS_PRECONDITIONS_H

@@ -1,0 +1,68 @@
+//===- Jit.h - JIT execution and timing -------------------------*- C++ -*-===//
+//
+// Runs a lowered module through mlir::ExecutionEngine: seeded random inputs,
+// warm-up runs, then `runs` timed calls at a fixed OpenMP thread count. The
+// outputs of the last call are returned for comparison with a reference.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_RUNTIME_JIT_H
+#define MLIR_RL_RUNTIME_JIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::rl {
+
+/// A dense buffer of an input or output (elements stored as double).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::string elementType; // "f32", "f64", "i32", "i64"
+  std::vector<double> data;
+};
+
+struct TimingOptions {
+  std::string function;   // empty: the first public function with a body
+  int warmup = 1;
+  int runs = 5;
+  int threads = 1;        // OpenMP threads
+  uint64_t seed = 0;      // inputs: uniform in [-1, 1] (ints: [-4, 4])
+  bool keepOutputs = true;
+  /// Stop as soon as one call takes longer than this (0: never; the first
+  /// warm-up call, which carries one-time costs, may take 2x this + 50 ms);
+  /// the result is then marked `aborted`.
+  double abortAfterSeconds = 0;
+};
+
+struct TimingResult {
+  std::vector<double> seconds; // one per timed run
+  std::vector<HostTensor> outputs;
+  std::vector<HostTensor> inputs; // the random inputs, when keepOutputs
+  bool aborted = false;           // a call exceeded abortAfterSeconds
+  double median() const;
+};
+
+/// Signature of a tensor function, read before lowering.
+struct FunctionSignature {
+  std::string name;
+  std::vector<HostTensor> inputs;  // shapes/types only
+  std::vector<HostTensor> outputs; // shapes/types only
+};
+
+/// Reads the signature of `function` (or the first public function with a
+/// body). Fails with `error` on non-tensor or dynamic arguments.
+FailureOr<FunctionSignature> getFunctionSignature(ModuleOp module,
+                                                  const std::string &function,
+                                                  std::string &error);
+
+/// JIT-compiles the lowered `llvmModule` and times `signature.name`.
+FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
+                                     const FunctionSignature &signature,
+                                     const TimingOptions &options,
+                                     std::string &error);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_RUNTIME_JIT_H

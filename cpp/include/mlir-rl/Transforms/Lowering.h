@@ -1,0 +1,27 @@
+//===- Lowering.h - The lowering to LLVM + OpenMP, defined once -*- C++ -*-===//
+#ifndef MLIR_RL_TRANSFORMS_LOWERING_H
+#define MLIR_RL_TRANSFORMS_LOWERING_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::rl {
+
+/// The lowering pipeline as text (also registered as `mlir-rl-lower`):
+/// transform IR stripped, pack/unpack lowered, vector lowering,
+/// bufferization (input that frees its own buffers accepted), scf.forall ->
+/// OpenMP, LLVM conversions.
+const std::string &getLoweringPipeline();
+
+/// Adds the lowering pipeline to `pm` (anchored on builtin.module).
+LogicalResult buildLoweringPipeline(OpPassManager &pm);
+
+/// Lowers `module` in place to the LLVM dialect. Marks public functions with
+/// `llvm.emit_c_interface` first so that they can be called from C.
+LogicalResult lowerToLLVM(ModuleOp module, std::string &error);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_TRANSFORMS_LOWERING_H

@@ -1,0 +1,131 @@
+//===- Passes.td - mlir-rl passes --------------------------*- tablegen -*-===//
+#ifndef MLIR_RL_PASSES
+#define MLIR_RL_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
+  let summary = "Schedule linalg ops with transform-dialect actions";
+  let description = [{
+    Visits the linalg ops of the module, consumers before producers, and
+    applies a schedule of actions to each: tiling (`T`), tiled
+    parallelization (`TP`, scf.forall), tiled fusion (`TF`, scf.forall with
+    the last producer fused in), interchange (`I`), vectorization (`V`) and
+    no transformation (`NT`). Each action becomes transform-dialect IR that
+    the transform interpreter applies at once; an action that fails to apply
+    is reported and the IR is restored.
+
+    Op ids number the linalg ops of the module in pre-order (`mlir-rl ops`
+    lists them). An explicit schedule gives, per op id, its actions:
+
+      schedule="1: TP(32,64,0) T(8,32,1) V; 0: NT"
+
+    Before:
+      %r = linalg.matmul ins(%A, %B : tensor<384x768xf32>, tensor<768x768xf32>)
+                         outs(%C : tensor<384x768xf32>) -> tensor<384x768xf32>
+    After `1: TP(32,64,0) T(8,32,1) V`:
+      %r = scf.forall (%i, %j) in (12, 12) shared_outs(%o = %C) {
+        scf.for ... step 8 { scf.for ... step 32 { scf.for ... step 1 {
+          vector.transfer_read ... vector.multi_reduction ... vector.transfer_write
+        } } }
+        scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+      }
+
+    Without `schedule`, the pass asks the policy: the actor exported to ONNX
+    (`model=`, default the shipped models/policy.onnx) runs in-process
+    through ONNX Runtime on each op's features and masks, and its logits are
+    decoded (greedy, or sampled with `sample=true seed=S`) into actions until
+    every op's schedule is complete.
+
+    Unsupported ops (dynamic shapes, memref operands, too many loops, and
+    linalg ops without the LinalgOp interface such as linalg.pack) are left
+    unchanged with a remark. Illegal actions (e.g. TP on a reduction loop)
+    and malformed schedules are errors. An action that passes its mask but
+    fails to apply, or whose result does not verify, is a warning and is
+    undone. The pass hands on only IR that verifies.
+  }];
+  let dependentDialects = [
+    "::mlir::transform::TransformDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+  let options = [
+    Option<"schedule", "schedule", "std::string", /*default=*/"",
+           "Explicit schedule: '<op id>: <actions>; ...', actions T(..), "
+           "TP(..), TF(..), I(..), V, NT">,
+    Option<"dumpSchedule", "dump-schedule", "std::string", /*default=*/"",
+           "Write the applied schedule as a transform script to this file "
+           "('-' for stdout); replay it with --transform-interpreter">,
+    Option<"dumpFeatures", "dump-features", "bool", /*default=*/"false",
+           "Print each op's features and masks (before scheduling it) to stdout">,
+    Option<"usePolicy", "policy", "bool", /*default=*/"true",
+           "Without an explicit schedule, schedule every op with the ONNX "
+           "policy (false: leave the IR as it is)">,
+    Option<"modelPath", "model", "std::string", /*default=*/"",
+           "ONNX policy (default: models/policy.onnx of the installation)">,
+    Option<"ortLib", "ort-lib", "std::string", /*default=*/"",
+           "ONNX Runtime library to dlopen (default: $MLIR_RL_ORT_LIB, else "
+           "the onnxruntime Python package found at build time)">,
+    Option<"sample", "sample", "bool", /*default=*/"false",
+           "Sample from the policy instead of greedy (argmax) decoding">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "Seed of sampled decoding">,
+  ];
+}
+
+def StripTransformIR : Pass<"mlir-rl-strip-transform-ir", "ModuleOp"> {
+  let summary = "Erase transform-dialect IR from a payload module";
+  let description = [{
+    Inputs that carry their own transform script (a
+    `transform.named_sequence` beside the payload, or a nested module with
+    `transform.with_named_sequence`) are lowered without it: the
+    transform-dialect ops at the top of the module and such nested modules
+    are erased, and the `transform.with_named_sequence` attribute removed.
+    First step of `mlir-rl-lower`.
+  }];
+}
+
+def LowerPackUnpack : Pass<"mlir-rl-lower-pack-unpack"> {
+  let summary = "Lower linalg.pack and linalg.unpack before bufferization";
+  let description = [{
+    LLVM 22 cannot bufferize `linalg.pack` / `linalg.unpack`. This pass
+    rewrites them with upstream `linalg::lowerPack` (tensor.pad,
+    tensor.expand_shape, linalg.transpose) and `linalg::lowerUnPack`
+    (linalg.transpose, tensor.collapse_shape, tensor.extract_slice,
+    linalg.copy), which bufferize. Ops with dynamic inner tiles are left as
+    they are (with an error from bufferization later). Part of
+    `mlir-rl-lower`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def MarkManualDeallocation : Pass<"mlir-rl-mark-manual-deallocation", "ModuleOp"> {
+  let summary = "Let buffer deallocation accept memref code that frees its own buffers";
+  let description = [{
+    The ownership-based buffer deallocation of `mlir-rl-lower` rejects input
+    that already contains `memref.dealloc` ("memory free side-effect on
+    MemRef value not supported"). This pass marks such deallocations and
+    the allocations they free with `bufferization.manual_deallocation`, so
+    that those buffers stay the input's to free and the rest is managed as
+    usual. Part of `mlir-rl-lower`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def LowerVectorOps : Pass<"mlir-rl-lower-vectors"> {
+  let summary = "Lower vector ops produced by vectorization for the CPU";
+  let description = [{
+    Rewrites vector.multi_reduction into vector.contract where possible,
+    lowers transfer permutations, contractions (to outer products), masks and
+    multi-reductions, so that the LLVM lowering emits vector FMAs. Part of the
+    `mlir-rl-lower` pipeline; runs on tensors, before bufferization.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+#endif // MLIR_RL_PASSES

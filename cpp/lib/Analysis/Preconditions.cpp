@@ -1,0 +1,80 @@
+//===- Preconditions.cpp - When a transformation is legal -----------------===//
+#include "mlir-rl/Analysis/Preconditions.h"
+#include "mlir-rl/Analysis/FeatureLayout.h"
+#include "mlir-rl/Analysis/OpAnalysis.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+
+#include <sstream>
+
+namespace mlir::rl {
+
+const LegalityConfig &LegalityConfig::getDefault() {
+  static const LegalityConfig config;
+  return config;
+}
+
+std::string LegalityConfig::getDescription() const {
+  std::ostringstream os;
+  // Bump the version whenever a rule of the action space changes meaning.
+  os << "mlir-rl-legality-v1;vecmax=" << maxVectorInnermost
+     << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows;
+  return os.str();
+}
+
+std::string LegalityConfig::getHash() const {
+  return getStableHash(getDescription());
+}
+
+bool needsDecomposition(linalg::LinalgOp op) {
+  return getDecomposableWindow(op).has_value();
+}
+
+LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
+                                        const LegalityConfig &config,
+                                        std::string *reason) {
+  auto fail = [&](const std::string &why) {
+    if (reason)
+      *reason = why;
+    return failure();
+  };
+  if (!op.hasPureTensorSemantics())
+    return fail("op does not have tensor semantics");
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
+      return fail("operand shapes are not static (a tile size does not "
+                  "divide its loop)");
+  SmallVector<int64_t> bounds = getLoopBounds(op);
+  if (bounds.empty())
+    return fail("op has no loops");
+  if (bounds.back() > config.maxVectorInnermost)
+    return fail("innermost loop extent " + std::to_string(bounds.back()) +
+                " exceeds " + std::to_string(config.maxVectorInnermost));
+  int64_t elements = 1;
+  for (int64_t b : bounds)
+    elements *= b;
+  if (elements > config.maxVectorElements)
+    return fail("iteration space of " + std::to_string(elements) +
+                " points exceeds " + std::to_string(config.maxVectorElements) +
+                " (tile first)");
+  std::optional<WindowExtents> window = getDecomposableWindow(op);
+  // (Convolutions and pooling are vectorized after decomposition into 1-D
+  // ops whose vectors do not follow the 2-D loop nest: only the element
+  // limit applies to them.)
+  if (!window && elements / bounds.back() > config.maxVectorRows)
+    return fail(std::to_string(elements / bounds.back()) +
+                " vector rows (iteration space / innermost extent) exceed " +
+                std::to_string(config.maxVectorRows) + " (tile first)");
+  if (window) {
+    if (!((window->height[0] == 1 && window->height[1] == 1) ||
+          (window->width[0] == 1 && window->width[1] == 1)))
+      return fail("2-D convolution/pooling needs its output and window "
+                  "height (or width) tiled to 1 before vectorization");
+    return success();
+  }
+  if (failed(linalg::vectorizeOpPrecondition(op)))
+    return fail("the linalg vectorizer does not support this op");
+  return success();
+}
+
+} // namespace mlir::rl

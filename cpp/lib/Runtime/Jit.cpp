@@ -1,0 +1,321 @@
+//===- Jit.cpp - JIT execution and timing ---------------------------------===//
+#include "mlir-rl/Runtime/Jit.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <random>
+
+#ifndef MLIR_RL_LLVM_LIBDIR
+#define MLIR_RL_LLVM_LIBDIR "/usr/lib/llvm-22/lib"
+#endif
+
+namespace mlir::rl {
+
+double TimingResult::median() const {
+  if (seconds.empty())
+    return 0.0;
+  std::vector<double> s(seconds);
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static std::string getElementTypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(64))
+    return "i64";
+  return "";
+}
+
+static size_t getElementBytes(const std::string &t) {
+  return (t == "f64" || t == "i64") ? 8 : 4;
+}
+
+static LogicalResult describe(Type type, HostTensor &out, std::string &error,
+                              const std::string &what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape()) {
+    error = what + " must be a statically shaped tensor";
+    return failure();
+  }
+  out.elementType = getElementTypeName(shaped.getElementType());
+  if (out.elementType.empty()) {
+    error = what + " has an unsupported element type (f32, f64, i32, i64)";
+    return failure();
+  }
+  out.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+  return success();
+}
+
+FailureOr<FunctionSignature> getFunctionSignature(ModuleOp module,
+                                                  const std::string &function,
+                                                  std::string &error) {
+  func::FuncOp fn;
+  module.walk([&](func::FuncOp f) {
+    if (fn || f.isExternal())
+      return;
+    if (function.empty() ? f.isPublic() : f.getName() == function)
+      fn = f;
+  });
+  if (!fn) {
+    error = function.empty() ? "the module has no public function with a body"
+                             : "no function named '" + function + "'";
+    return failure();
+  }
+  FunctionSignature sig;
+  sig.name = fn.getName().str();
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+    HostTensor h;
+    if (failed(describe(t, h, error, "argument #" + std::to_string(i))))
+      return failure();
+    sig.inputs.push_back(h);
+  }
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    HostTensor h;
+    if (failed(describe(t, h, error, "result #" + std::to_string(i))))
+      return failure();
+    sig.outputs.push_back(h);
+  }
+  return sig;
+}
+
+namespace {
+/// A memref descriptor as a run of 8-byte words:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+size_t getDescriptorWords(size_t rank) { return 3 + 2 * rank; }
+
+int64_t getNumElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+void fillRandom(void *data, const HostTensor &t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  int64_t n = getNumElements(t.shape);
+  if (t.elementType == "f32" || t.elementType == "f64") {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t i = 0; i < n; ++i) {
+      double v = dist(rng);
+      if (t.elementType == "f32")
+        static_cast<float *>(data)[i] = (float)v;
+      else
+        static_cast<double *>(data)[i] = v;
+    }
+  } else {
+    std::uniform_int_distribution<int64_t> dist(-4, 4);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = dist(rng);
+      if (t.elementType == "i32")
+        static_cast<int32_t *>(data)[i] = (int32_t)v;
+      else
+        static_cast<int64_t *>(data)[i] = v;
+    }
+  }
+}
+
+double loadElement(const char *base, int64_t index, const std::string &type) {
+  if (type == "f32")
+    return reinterpret_cast<const float *>(base)[index];
+  if (type == "f64")
+    return reinterpret_cast<const double *>(base)[index];
+  if (type == "i32")
+    return reinterpret_cast<const int32_t *>(base)[index];
+  return (double)reinterpret_cast<const int64_t *>(base)[index];
+}
+
+/// Copies a strided memref (descriptor words `d`) into `out.data`.
+void copyOut(const int64_t *d, HostTensor &out) {
+  size_t rank = out.shape.size();
+  const char *aligned = reinterpret_cast<const char *>(d[1]);
+  int64_t offset = d[2];
+  const int64_t *sizes = d + 3, *strides = d + 3 + rank;
+  int64_t n = getNumElements(out.shape);
+  out.data.resize(n);
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    int64_t pos = offset;
+    for (size_t r = 0; r < rank; ++r)
+      pos += idx[r] * strides[r];
+    out.data[linear] = loadElement(aligned, pos, out.elementType);
+    for (int r = (int)rank - 1; r >= 0; --r) {
+      if (++idx[r] < sizes[r])
+        break;
+      idx[r] = 0;
+    }
+  }
+}
+
+void initializeLLVMOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+} // namespace
+
+FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
+                                     const FunctionSignature &sig,
+                                     const TimingOptions &options,
+                                     std::string &error) {
+  initializeLLVMOnce();
+  MLIRContext *ctx = llvmModule.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  registerOpenMPDialectTranslation(*ctx);
+
+  std::string libDir = MLIR_RL_LLVM_LIBDIR;
+  std::string runnerUtils = libDir + "/libmlir_c_runner_utils.so";
+  std::string omp = libDir + "/libomp.so";
+  SmallVector<StringRef> libs = {runnerUtils, omp};
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
+                                               /*sizeLevel=*/0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.sharedLibPaths = libs;
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
+  if (!maybeEngine) {
+    error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
+    return failure();
+  }
+  std::unique_ptr<ExecutionEngine> engine = std::move(*maybeEngine);
+  engine->initialize();
+
+  // The OpenMP runtime the JIT loaded: fix its thread count.
+  if (void *handle = dlopen(omp.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(
+            dlsym(handle, "omp_set_num_threads")))
+      set(std::max(1, options.threads));
+    dlclose(handle);
+  }
+
+  // Inputs: aligned buffers with seeded random values, and their descriptors.
+  std::vector<void *> buffers;
+  std::vector<std::vector<int64_t>> inputDescs;
+  auto freeAll = [&]() {
+    for (void *b : buffers)
+      std::free(b);
+  };
+  for (auto [i, in] : llvm::enumerate(sig.inputs)) {
+    size_t bytes = std::max<size_t>(
+        64, getNumElements(in.shape) * getElementBytes(in.elementType));
+    bytes = (bytes + 63) / 64 * 64;
+    void *data = std::aligned_alloc(64, bytes);
+    buffers.push_back(data);
+    fillRandom(data, in, options.seed * 1000003ull + i);
+    size_t rank = in.shape.size();
+    std::vector<int64_t> d(getDescriptorWords(rank), 0);
+    d[0] = d[1] = reinterpret_cast<int64_t>(data);
+    int64_t stride = 1;
+    for (int r = (int)rank - 1; r >= 0; --r) {
+      d[3 + r] = in.shape[r];
+      d[3 + rank + r] = stride;
+      stride *= in.shape[r];
+    }
+    inputDescs.push_back(std::move(d));
+  }
+  size_t resultWords = 0;
+  for (const HostTensor &out : sig.outputs)
+    resultWords += getDescriptorWords(out.shape.size());
+  std::vector<int64_t> result(std::max<size_t>(resultWords, 1), 0);
+
+  std::vector<void *> argPtrs;
+  for (auto &d : inputDescs)
+    argPtrs.push_back(d.data());
+  void *resultPtr = result.data();
+  SmallVector<void *> packed;
+  if (!sig.outputs.empty())
+    packed.push_back(&resultPtr);
+  for (void *&p : argPtrs)
+    packed.push_back(&p);
+
+  std::string entry = "_mlir_ciface_" + sig.name;
+  auto releaseOutputs = [&]() {
+    size_t w = 0;
+    for (const HostTensor &out : sig.outputs) {
+      void *allocated = reinterpret_cast<void *>(result[w]);
+      bool isInput = llvm::is_contained(buffers, allocated);
+      if (allocated && !isInput)
+        std::free(allocated);
+      w += getDescriptorWords(out.shape.size());
+    }
+  };
+
+  // Compile now (the engine materializes code on the first lookup), so
+  // that the first timed or warm-up call measures execution only.
+  if (auto fn = engine->lookupPacked(entry); !fn) {
+    error = "cannot find " + entry + ": " + llvm::toString(fn.takeError());
+    freeAll();
+    return failure();
+  }
+
+  TimingResult timing;
+  int total = std::max(0, options.warmup) + std::max(1, options.runs);
+  for (int run = 0; run < total; ++run) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error err = engine->invokePacked(entry, packed)) {
+      error = "calling " + entry + " failed: " + llvm::toString(std::move(err));
+      freeAll();
+      return failure();
+    }
+    auto stop = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(stop - start).count();
+    if (run >= options.warmup)
+      timing.seconds.push_back(elapsed);
+    // The first call of a warmed-up timing carries one-time costs (OpenMP
+    // threads, first touch of the outputs): it is held to a looser limit.
+    bool warmupCall = run == 0 && options.warmup > 0;
+    double limit = warmupCall ? 2 * options.abortAfterSeconds + 0.05
+                              : options.abortAfterSeconds;
+    if (options.abortAfterSeconds > 0 && elapsed > limit) {
+      if (timing.seconds.empty())
+        timing.seconds.push_back(elapsed);
+      timing.aborted = true;
+      releaseOutputs();
+      break;
+    }
+    if (run == total - 1 && options.keepOutputs) {
+      for (size_t i = 0; i < sig.inputs.size(); ++i) {
+        HostTensor h = sig.inputs[i];
+        copyOut(inputDescs[i].data(), h);
+        timing.inputs.push_back(std::move(h));
+      }
+      size_t w = 0;
+      for (const HostTensor &out : sig.outputs) {
+        HostTensor h = out;
+        copyOut(result.data() + w, h);
+        timing.outputs.push_back(std::move(h));
+        w += getDescriptorWords(out.shape.size());
+      }
+    }
+    releaseOutputs();
+  }
+  freeAll();
+  return timing;
+}
+
+} // namespace mlir::rl

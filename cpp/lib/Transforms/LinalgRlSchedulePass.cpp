@@ -1,0 +1,217 @@
+//===- LinalgRlSchedulePass.cpp - The linalg-rl-schedule pass -------------===//
+//
+// Selection and application are kept apart: the schedule (explicit, or
+// decoded from the policy's logits) is checked against the action masks op
+// by op; each legal action is then applied by the Scheduler.
+//
+// The pass hands on only IR that verifies: each action's result is verified
+// where it changed the IR, and the whole module once at the end. Should that
+// fail, the module is put back as it came and scheduled once more, this time
+// verifying the whole function after every action (an action whose result
+// does not verify is undone); if even that does not verify, the pass fails.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Analysis/OpAnalysis.h"
+#include "mlir-rl/Policy/OnnxPolicy.h"
+#include "mlir-rl/Transforms/Passes.h"
+#include "mlir-rl/Transforms/Scheduler.h"
+
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "linalg-rl-schedule"
+
+namespace mlir::rl {
+#define GEN_PASS_DEF_LINALGRLSCHEDULE
+#include "mlir-rl/Transforms/Passes.h.inc"
+} // namespace mlir::rl
+
+using namespace mlir;
+using namespace mlir::rl;
+
+namespace {
+
+/// Prints one op's observation and masks as sparse index:value lists.
+void printFeatures(llvm::raw_ostream &os, Scheduler &scheduler, int64_t id) {
+  const OpRecord *rec = scheduler.getRecord(id);
+  os << "// mlir-rl features op=" << id << " name=" << rec->name
+     << " kind=" << getOpKindName(rec->kind) << " producer=" << rec->producerId
+     << " loops=[";
+  for (size_t i = 0; i < rec->loopBounds.size(); ++i)
+    os << (i ? "," : "") << rec->loopBounds[i];
+  os << "] iterators=[";
+  for (size_t i = 0; i < rec->iterators.size(); ++i)
+    os << (i ? "," : "") << rec->iterators[i];
+  os << "]\n";
+  std::vector<float> obs = scheduler.getObservation(id);
+  os << "// mlir-rl observation op=" << id << " size=" << obs.size() << ":";
+  for (size_t i = 0; i < obs.size(); ++i)
+    if (obs[i] != 0.0f)
+      os << " " << i << ":" << obs[i];
+  os << "\n";
+  std::vector<uint8_t> mask = scheduler.getMasks(id).flatten();
+  os << "// mlir-rl mask op=" << id << " size=" << mask.size() << ":";
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (mask[i])
+      os << " " << i;
+  os << "\n";
+}
+
+struct LinalgRlSchedulePass
+    : public mlir::rl::impl::LinalgRlScheduleBase<LinalgRlSchedulePass> {
+  using LinalgRlScheduleBase::LinalgRlScheduleBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    LinalgRlScheduleBase::getDependentDialects(registry);
+    linalg::registerTransformDialectExtension(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Selection: parse the schedule before touching the IR.
+    std::string error;
+    std::optional<ExplicitSchedule> explicitSchedule =
+        parseSchedule(schedule, error);
+    if (!explicitSchedule) {
+      module.emitError() << "linalg-rl-schedule: malformed schedule '"
+                         << schedule << "': " << error;
+      return signalPassFailure();
+    }
+    // Linalg ops without a loop nest the action space describes.
+    module.walk([](Operation *op) {
+      if (isa<linalg::LinalgDialect>(op->getDialect()) &&
+          !isa<linalg::LinalgOp>(op) && op->getParentOp() &&
+          !isa<linalg::LinalgOp>(op->getParentOp()))
+        emitRemark(op->getLoc())
+            << "linalg-rl-schedule: " << op->getName()
+            << " skipped: not a structured linalg op (only ops with the "
+               "LinalgOp interface are scheduled)";
+    });
+
+    OwningOpRef<ModuleOp> original(cast<ModuleOp>(module->clone()));
+    if (failed(scheduleModule(module, *explicitSchedule, VerifyScope::Touched,
+                              /*report=*/true)))
+      return signalPassFailure();
+    if (succeeded(verify(module)))
+      return;
+    // Not expected: an action produced IR that does not verify outside what
+    // the per-action verification looks at. Start over, verifying more.
+    module.emitWarning()
+        << "linalg-rl-schedule: the scheduled module does not verify; "
+           "scheduling it again, verifying each action's whole function";
+    module.getBodyRegion().takeBody(original->getBodyRegion());
+    if (failed(scheduleModule(module, *explicitSchedule, VerifyScope::Function,
+                              /*report=*/false)))
+      return signalPassFailure();
+    if (failed(verify(module))) {
+      module.emitError() << "linalg-rl-schedule: internal error: the "
+                            "scheduled module does not verify";
+      return signalPassFailure();
+    }
+  }
+
+  /// Schedules `module` (explicit schedule or policy), writes dump-schedule
+  /// and removes the op-id tags. Fails after emitting an error.
+  LogicalResult scheduleModule(ModuleOp module,
+                               const ExplicitSchedule &explicitSchedule,
+                               VerifyScope verifyScope, bool report) {
+    Scheduler scheduler(module, ActionSpaceConfig::getDefault(), verifyScope);
+    scheduler.initialize();
+    if (report) {
+      for (const OpRecord &rec : scheduler.getOps())
+        if (!rec.supported)
+          emitRemark(rec.loc) << "linalg-rl-schedule: op " << rec.id << " ("
+                              << rec.name << ") skipped: " << rec.reason;
+      if (dumpFeatures)
+        for (int64_t id : scheduler.getTraversalOrder())
+          printFeatures(llvm::outs(), scheduler, id);
+    }
+
+    if (schedule.empty()) {
+      if (usePolicy && failed(scheduleWithPolicy(module, scheduler)))
+        return failure();
+      return finish(module, scheduler);
+    }
+
+    // Application, consumers before producers.
+    std::string message;
+    int64_t culprit = -1;
+    ApplyStatus status =
+        scheduler.applySchedule(explicitSchedule, message, &culprit);
+    if (status == ApplyStatus::Illegal) {
+      // Point at the op the action was meant for, where there is one.
+      const OpRecord *rec = scheduler.getRecord(culprit);
+      Location loc = rec ? Location(rec->loc) : module.getLoc();
+      emitError(loc) << "linalg-rl-schedule: " << message;
+      scheduler.removeTags();
+      return failure();
+    }
+    if (status == ApplyStatus::Failed)
+      module.emitWarning() << "linalg-rl-schedule: " << message;
+    return finish(module, scheduler);
+  }
+
+  /// Schedules every op with the ONNX policy (loaded once per pass instance).
+  LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler) {
+    if (!policy) {
+      std::string error;
+      policy = OnnxPolicy::load(modelPath, ortLib, scheduler.getLayout(),
+                                error);
+      if (!policy) {
+        module.emitError() << "linalg-rl-schedule: " << error;
+        scheduler.removeTags();
+        return failure();
+      }
+    }
+    PolicyRunOptions options;
+    options.sample = sample;
+    options.seed = seed;
+    PolicyStats stats;
+    std::string error;
+    auto runPolicy = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                         PolicyLogits &logits, std::string &err) {
+      return policy->run(obs, mask, logits, err);
+    };
+    if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
+                                            error))) {
+      module.emitError() << "linalg-rl-schedule: " << error;
+      scheduler.removeTags();
+      return failure();
+    }
+    for (const std::string &w : stats.warnings)
+      module.emitWarning() << "linalg-rl-schedule: " << w;
+    LLVM_DEBUG(llvm::dbgs() << "policy: " << stats.ops << " ops, "
+                            << stats.inferences << " inferences in "
+                            << stats.inferenceSeconds << " s, "
+                            << stats.applications << " applications in "
+                            << stats.applySeconds << " s\n");
+    return success();
+  }
+
+  /// Writes the dump-schedule file and removes the op-id tags.
+  LogicalResult finish(ModuleOp module, Scheduler &scheduler) {
+    if (!dumpSchedule.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(dumpSchedule, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        module.emitError() << "linalg-rl-schedule: cannot write dump-schedule "
+                              "file '"
+                           << dumpSchedule << "': " << ec.message();
+        scheduler.removeTags();
+        return failure();
+      }
+      os << formatScheduleHeader(scheduler.getScheduleText())
+         << scheduler.getTransformScript();
+    }
+    scheduler.removeTags();
+    return success();
+  }
+
+  std::shared_ptr<OnnxPolicy> policy;
+};
+
+} // namespace

@@ -1,0 +1,503 @@
+//===- Program.cpp - The bindings facade: a module under scheduling -------===//
+#include "Program.h"
+
+#include "mlir-rl/ActionSpace/Decoding.h"
+#include "mlir-rl/ActionSpace/ScheduleText.h"
+#include "mlir-rl/Policy/OnnxPolicy.h"
+#include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/Passes.h"
+#include "mlir-rl/Transforms/Scheduler.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <mutex>
+#include <random>
+
+namespace mlir::rl {
+
+namespace {
+/// Policies are loaded once per process and shared by all Programs (an
+/// environment creates many), as the pass keeps one per pass instance.
+OnnxPolicy *getSharedPolicy(const std::string &model, const std::string &ortLib,
+                            std::string &error) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>,
+                  std::unique_ptr<OnnxPolicy>>
+      policies;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(model, ortLib);
+  auto it = policies.find(key);
+  if (it != policies.end())
+    return it->second.get();
+  std::unique_ptr<OnnxPolicy> p =
+      OnnxPolicy::load(model, ortLib, FeatureLayout::getDefault(), error);
+  if (!p)
+    return nullptr;
+  return (policies[key] = std::move(p)).get();
+}
+
+std::unique_ptr<MLIRContext> createContext() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  auto ctx = std::make_unique<MLIRContext>(registry,
+                                           MLIRContext::Threading::DISABLED);
+  ctx->loadAllAvailableDialects();
+  return ctx;
+}
+
+/// Collects error diagnostics as "loc: message" lines.
+class DiagnosticCollector {
+public:
+  DiagnosticCollector(MLIRContext *ctx, std::string &out)
+      : os(out), handler(ctx, [this](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            os << d.getLocation() << ": " << d.str() << "\n";
+          return success();
+        }) {}
+
+private:
+  llvm::raw_string_ostream os;
+  ScopedDiagnosticHandler handler;
+};
+
+std::vector<int> flattenIndices(const StepIndices &s) {
+  std::vector<int> out{s.kind};
+  out.insert(out.end(), s.tiles.begin(), s.tiles.end());
+  out.push_back(s.pointer);
+  return out;
+}
+
+StepIndices unflattenIndices(const std::vector<int> &flat) {
+  StepIndices s;
+  if (flat.size() < 2)
+    return s;
+  s.kind = flat.front();
+  s.tiles.assign(flat.begin() + 1, flat.end() - 1);
+  s.pointer = flat.back();
+  return s;
+}
+
+OwningOpRef<ModuleOp> cloneWithoutTags(ModuleOp module) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  copy->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+  return copy;
+}
+} // namespace
+
+struct Program::Impl {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<Scheduler> scheduler;
+
+  ApplyStatus run(const PolicyFn &policy, bool sample, uint64_t seed,
+                  PolicyRunInfo &info, std::string &error) {
+    PolicyRunOptions options;
+    options.sample = sample;
+    options.seed = seed;
+    PolicyStats stats;
+    DiagnosticCollector collect(context.get(), error);
+    if (failed(scheduler->scheduleWithPolicy(policy, options, stats, error)))
+      return ApplyStatus::Illegal;
+    info = PolicyRunInfo{stats.ops,          stats.inferences,
+                         stats.inferenceSeconds, stats.applications,
+                         stats.applySeconds, stats.warnings};
+    return ApplyStatus::Applied;
+  }
+};
+
+Program::Program(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Program::~Program() = default;
+
+std::unique_ptr<Program> Program::parse(const std::string &text,
+                                        const std::string &bufferName,
+                                        std::string &error) {
+  registerAllPassesOnce();
+  auto impl = std::make_unique<Impl>();
+  impl->context = createContext();
+  {
+    DiagnosticCollector collect(impl->context.get(), error);
+    impl->module = parseSourceString<ModuleOp>(
+        text, ParserConfig(impl->context.get()), bufferName);
+    if (!impl->module)
+      return nullptr;
+    if (failed(mlir::verify(*impl->module)))
+      return nullptr;
+  }
+  impl->scheduler = std::make_unique<Scheduler>(
+      *impl->module, ActionSpaceConfig::getDefault());
+  impl->scheduler->initialize();
+  return std::unique_ptr<Program>(new Program(std::move(impl)));
+}
+
+std::vector<OpInfo> Program::getOps() const {
+  std::vector<OpInfo> out;
+  for (const OpRecord &r : impl->scheduler->getOps())
+    out.push_back(OpInfo{r.id, r.name, getOpKindName(r.kind), r.function,
+                         r.supported, r.reason, r.producerId, r.consumerIds,
+                         r.loopBounds, r.iterators, r.state.history,
+                         r.supported ? r.state.getPhase()
+                                     : DecisionPhase::Done});
+  return out;
+}
+
+std::vector<int64_t> Program::getTraversalOrder() const {
+  return impl->scheduler->getTraversalOrder();
+}
+
+int64_t Program::getNextOp() const { return impl->scheduler->getNextOp(); }
+
+int64_t Program::getStepBudget() const {
+  return impl->scheduler->getStepBudget();
+}
+
+bool Program::hasOp(int64_t id) const {
+  return impl->scheduler->getRecord(id) != nullptr;
+}
+
+std::vector<float> Program::getObservation(int64_t id) {
+  return impl->scheduler->getObservation(id);
+}
+
+std::vector<float> Program::getOpFeatures(int64_t id) {
+  return impl->scheduler->getOpFeatures(id);
+}
+
+MaskInfo Program::getMasks(int64_t id) {
+  ActionMasks m = impl->scheduler->getMasks(id);
+  return MaskInfo{m.phase, m.kind, m.tile, m.pointer};
+}
+
+StepStatus Program::apply(int64_t id, const Action &action,
+                          std::string &message) {
+  DiagnosticCollector collect(impl->context.get(), message);
+  return (StepStatus)impl->scheduler->apply(id, action, message);
+}
+
+StepStatus Program::applyPointer(int64_t id, int64_t loop,
+                                 std::string &message) {
+  DiagnosticCollector collect(impl->context.get(), message);
+  return (StepStatus)impl->scheduler->applyPointer(id, loop, message);
+}
+
+StepStatus Program::applySchedule(const std::string &text,
+                                  std::string &message) {
+  std::optional<ExplicitSchedule> schedule = parseSchedule(text, message);
+  if (!schedule) {
+    message = "malformed schedule '" + text + "': " + message;
+    return StepStatus::Illegal;
+  }
+  DiagnosticCollector collect(impl->context.get(), message);
+  return (StepStatus)impl->scheduler->applySchedule(*schedule, message);
+}
+
+StepOutcome Program::step(int64_t id, const std::vector<int> &indices) {
+  const FeatureLayout &layout = impl->scheduler->getLayout();
+  StepOutcome out{StepStatus::Illegal, Step{}, {}, false, ""};
+  StepIndices chosen = unflattenIndices(indices);
+  if (failed(checkIndicesShape(chosen, layout, out.message)))
+    return out;
+  FailureOr<Step> decoded = impl->scheduler->decode(
+      id, getIndicatorLogits(chosen, layout), nullptr, out.message);
+  if (failed(decoded))
+    return out;
+  out.step = *decoded;
+  StepIndices executed = encodeStep(*decoded, layout);
+  out.indices = flattenIndices(executed);
+  // Did the chosen indices stand as given? Only what the step reads counts.
+  const OpRecord *rec = impl->scheduler->getRecord(id);
+  if (decoded->isPointer) {
+    out.fallback = executed.pointer != chosen.pointer ||
+                   (!rec->state.inInterchange() && chosen.kind != executed.kind);
+  } else {
+    out.fallback = executed.kind != chosen.kind;
+    if (!out.fallback && decoded->action.isTiled())
+      for (size_t l = 0; l < decoded->action.sizes.size(); ++l)
+        out.fallback |= executed.tiles[l] != chosen.tiles[l];
+  }
+  DiagnosticCollector collect(impl->context.get(), out.message);
+  out.status = (StepStatus)impl->scheduler->applyStep(id, *decoded,
+                                                     out.message);
+  return out;
+}
+
+bool Program::decode(int64_t id, const std::vector<float> &kind,
+                     const std::vector<float> &tile,
+                     const std::vector<float> &pointer, bool sample,
+                     uint64_t seed, Step &step, std::string &error) {
+  std::mt19937_64 rng(seed);
+  FailureOr<Step> decoded = impl->scheduler->decode(
+      id, PolicyLogits{kind, tile, pointer}, sample ? &rng : nullptr, error);
+  if (failed(decoded))
+    return false;
+  step = *decoded;
+  return true;
+}
+
+std::vector<int> Program::encode(const Step &step) const {
+  return flattenIndices(encodeStep(step, impl->scheduler->getLayout()));
+}
+
+bool Program::demonstrate(const std::string &text,
+                          std::vector<DemonstrationStep> &steps,
+                          std::string &error) {
+  std::optional<ExplicitSchedule> schedule = parseSchedule(text, error);
+  if (!schedule) {
+    error = "malformed schedule '" + text + "': " + error;
+    return false;
+  }
+  Scheduler &s = *impl->scheduler;
+  std::vector<int64_t> order = s.getTraversalOrder();
+  std::map<int64_t, std::vector<Action>> perOp;
+  for (const ExplicitSchedule::Entry &e : schedule->entries) {
+    if (!e.opId && order.empty())
+      continue;
+    int64_t id = e.opId ? *e.opId : order.front();
+    auto &list = perOp[id];
+    list.insert(list.end(), e.actions.begin(), e.actions.end());
+  }
+  DiagnosticCollector collect(impl->context.get(), error);
+  auto record = [&](int64_t id, const Step &step) {
+    steps.push_back(DemonstrationStep{id, s.getRecord(id)->state.getPhase(),
+                                      s.getObservation(id),
+                                      s.getMasks(id).flatten(), encode(step)});
+  };
+  for (int64_t id : order) {
+    std::vector<Action> actions = perOp[id];
+    actions.push_back(Action{ActionKind::NoTransformation, {}});
+    for (const Action &a : actions) {
+      if (s.getRecord(id)->state.done)
+        break;
+      std::string message;
+      ApplyStatus status = ApplyStatus::Applied;
+      if (a.info().params == ActionParams::Permutation) {
+        for (int64_t loop : a.sizes) {
+          Step pointer{true, loop, {}};
+          record(id, pointer);
+          status = s.applyPointer(id, loop, message);
+          if (status == ApplyStatus::Illegal)
+            break;
+        }
+      } else {
+        record(id, Step{false, -1, a});
+        status = s.apply(id, a, message);
+      }
+      if (status == ApplyStatus::Illegal) {
+        error = "the demonstration's " + a.str() + " on op " +
+                std::to_string(id) + " is illegal: " + message;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool Program::scheduleWithPolicy(const std::string &model,
+                                 const std::string &ortLib, bool sample,
+                                 uint64_t seed, PolicyRunInfo &info,
+                                 std::string &error) {
+  OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
+  if (!policy)
+    return false;
+  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                 PolicyLogits &logits, std::string &err) {
+    return policy->run(obs, mask, logits, err);
+  };
+  return impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+}
+
+bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
+                                 uint64_t seed, PolicyRunInfo &info,
+                                 std::string &error) {
+  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                 PolicyLogits &logits, std::string &err) {
+    std::vector<float> o(obs.begin(), obs.end());
+    std::vector<uint8_t> m(mask.begin(), mask.end());
+    return success(policy(o, m, logits.kind, logits.tile, logits.pointer, err));
+  };
+  return impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+}
+
+bool Program::getPolicyLogits(const std::string &model,
+                              const std::string &ortLib, int64_t id,
+                              std::vector<float> &kind,
+                              std::vector<float> &tile,
+                              std::vector<float> &pointer,
+                              std::string &error) {
+  OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
+  if (!policy)
+    return false;
+  PolicyLogits logits;
+  std::vector<float> obs = impl->scheduler->getObservation(id);
+  std::vector<uint8_t> mask = impl->scheduler->getMasks(id).flatten();
+  if (failed(policy->run(obs, mask, logits, error)))
+    return false;
+  kind = std::move(logits.kind);
+  tile = std::move(logits.tile);
+  pointer = std::move(logits.pointer);
+  return true;
+}
+
+std::string Program::getScheduleText() const {
+  return impl->scheduler->getScheduleText();
+}
+
+std::string Program::getTransformScript() const {
+  return impl->scheduler->getTransformScript();
+}
+
+std::string Program::str(bool withTags) const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (withTags) {
+    impl->module->print(os);
+  } else {
+    OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+    copy->print(os);
+  }
+  return out;
+}
+
+void Program::injectFailure(int64_t n) {
+  impl->scheduler->setFailureInjection(n);
+}
+
+bool Program::verify(std::string &error) const {
+  DiagnosticCollector collect(impl->context.get(), error);
+  return succeeded(mlir::verify(*impl->module));
+}
+
+bool Program::getLowered(std::string &out, std::string &error) const {
+  OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+  if (failed(lowerToLLVM(*copy, error)))
+    return false;
+  llvm::raw_string_ostream os(out);
+  copy->print(os);
+  return true;
+}
+
+FunctionSignature Program::getSignature(const std::string &function,
+                                        std::string &error) const {
+  FailureOr<FunctionSignature> sig =
+      getFunctionSignature(*impl->module, function, error);
+  return succeeded(sig) ? *sig : FunctionSignature{};
+}
+
+bool Program::time(const TimingOptions &options, TimingResult &result,
+                   std::string &error) const {
+  FailureOr<FunctionSignature> sig =
+      getFunctionSignature(*impl->module, options.function, error);
+  if (failed(sig))
+    return false;
+  OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+  if (failed(lowerToLLVM(*copy, error)))
+    return false;
+  FailureOr<TimingResult> timing = timeFunction(*copy, *sig, options, error);
+  if (failed(timing))
+    return false;
+  result = std::move(*timing);
+  return true;
+}
+
+LayoutInfo getLayoutInfo() {
+  const FeatureLayout &l = FeatureLayout::getDefault();
+  LayoutInfo info;
+  info.sizes = {
+      {"max_loops", l.maxLoops},
+      {"num_tile_sizes", l.numTileSizes},
+      {"max_rank", l.maxRank},
+      {"max_operands", l.maxOperands},
+      {"history_length", l.historyLength},
+      {"num_op_kinds", kNumOpKinds},
+      {"num_actions", kNumActionKinds},
+      {"num_tiled_kinds", kNumTiledKinds},
+      {"num_arith_counts", kNumArithCounts},
+      {"op_feature_size", l.getOpFeatureSize()},
+      {"observation_size", l.getObservationSize()},
+      {"op_kind_offset", l.getOpKindOffset()},
+      {"loop_bounds_offset", l.getLoopBoundsOffset()},
+      {"iterators_offset", l.getIteratorsOffset()},
+      {"vectorizable_offset", l.getVectorizableOffset()},
+      {"access_offset", l.getAccessOffset()},
+      {"arith_offset", l.getArithOffset()},
+      {"tile_history_offset", l.getTileHistoryOffset()},
+      {"interchange_history_offset", l.getInterchangeHistoryOffset()},
+      {"action_history_offset", l.getActionHistoryOffset()},
+      {"kind_mask_size", l.getKindMaskSize()},
+      {"tile_mask_size", l.getTileMaskSize()},
+      {"pointer_mask_size", l.getPointerMaskSize()},
+      {"mask_size", l.getMaskSize()},
+      {"max_steps_per_op", l.getMaxStepsPerOp()},
+  };
+  info.tileCandidates = l.tileCandidates;
+  for (int k = 0; k < kNumOpKinds; ++k)
+    info.opKinds.push_back(getOpKindName((OpKind)k));
+  info.hash = l.getHash();
+  info.description = l.getDescription();
+  return info;
+}
+
+LegalityInfo getLegalityInfo() {
+  const LegalityConfig &c = LegalityConfig::getDefault();
+  return LegalityInfo{{{"max_vector_innermost", c.maxVectorInnermost},
+                       {"max_vector_elements", c.maxVectorElements},
+                       {"max_vector_rows", c.maxVectorRows}},
+                      c.getHash(),
+                      c.getDescription()};
+}
+
+bool parseScheduleText(
+    const std::string &text,
+    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> &out,
+    std::string &error) {
+  std::optional<ExplicitSchedule> s = parseSchedule(text, error);
+  if (!s)
+    return false;
+  for (ExplicitSchedule::Entry &e : s->entries)
+    out.emplace_back(e.opId, std::move(e.actions));
+  return true;
+}
+
+std::optional<Action> parseActionText(const std::string &text,
+                                      std::string &error) {
+  return parseAction(text, error);
+}
+
+std::string formatScheduleHeaderText(const std::string &schedule) {
+  return formatScheduleHeader(schedule);
+}
+
+std::optional<std::string> readScheduleHeaderText(const std::string &text) {
+  return readScheduleHeader(text);
+}
+
+std::vector<uint8_t> getTerminalMask() {
+  return ActionMasks::onlyNoTransformation(FeatureLayout::getDefault())
+      .flatten();
+}
+
+std::vector<std::string> getPolicyInputNames() {
+  return {std::begin(kPolicyInputNames), std::end(kPolicyInputNames)};
+}
+std::vector<std::string> getPolicyOutputNames() {
+  return {std::begin(kPolicyOutputNames), std::end(kPolicyOutputNames)};
+}
+std::string getPolicyLayoutHashKey() { return kLayoutHashKey; }
+
+std::string getLoweringPipelineText() { return getLoweringPipeline(); }
+
+std::string getDefaultModelPath() { return OnnxPolicy::getDefaultModelPath(); }
+std::string getDefaultOrtLibrary() {
+  return OnnxPolicy::getDefaultLibraryPath();
+}
+
+} // namespace mlir::rl

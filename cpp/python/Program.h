@@ -1,0 +1,210 @@
+//===- Program.h - The bindings facade: a module under scheduling -*- C++ -*-===//
+//
+// What the Python extension reaches: standard types and the MLIR-free
+// vocabulary of Support/Action.h only, so the nanobind translation unit
+// (built with exceptions and RTTI) includes no MLIR IR headers. Everything
+// is delegated to the Scheduler, Lowering and the JIT -- the code the pass
+// runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_PYTHON_PROGRAM_H
+#define MLIR_RL_PYTHON_PROGRAM_H
+
+#include "mlir-rl/Runtime/Jit.h"
+#include "mlir-rl/Support/Action.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::rl {
+
+/// One linalg op of the module and where its schedule stands.
+struct OpInfo {
+  int64_t id;
+  std::string name;
+  std::string kind;
+  std::string function;
+  bool supported;
+  std::string reason;
+  int64_t producer;
+  std::vector<int64_t> consumers;
+  std::vector<int64_t> loopBounds;
+  std::vector<std::string> iterators;
+  std::vector<Action> history;
+  DecisionPhase phase;
+};
+
+/// Legal choices now, in named parts (1 = allowed).
+struct MaskInfo {
+  DecisionPhase phase;
+  std::vector<uint8_t> kind;    // [A]
+  std::vector<uint8_t> tile;    // [T][N][M], T = tiled kinds
+  std::vector<uint8_t> pointer; // [N]
+};
+
+/// Status codes of applying a decision (mirrors Scheduler's ApplyStatus).
+enum class StepStatus { Applied = 0, Illegal = 1, Failed = 2 };
+
+/// A decision taken by index (the environment's step).
+struct StepOutcome {
+  StepStatus status;
+  Step step;                // what was executed
+  std::vector<int> indices; // its indices [kind, tile per loop, pointer]
+  bool fallback = false;    // the chosen indices were not legal as given
+  std::string message;      // why it failed to apply, if it did
+};
+
+/// One decision of a demonstration: what the policy saw and chose.
+struct DemonstrationStep {
+  int64_t op;
+  DecisionPhase phase; // which decision it was
+  std::vector<float> observation;
+  std::vector<uint8_t> mask;
+  std::vector<int> indices;
+};
+
+/// Cost and outcome of scheduling with a policy.
+struct PolicyRunInfo {
+  int64_t ops = 0;
+  int64_t inferences = 0;
+  double inferenceSeconds = 0;
+  int64_t applications = 0;
+  double applySeconds = 0;
+  std::vector<std::string> warnings;
+};
+
+/// A policy given by the caller (e.g. a PyTorch actor): observation and flat
+/// masks in, (kind, tile, pointer) logits out; false and `error` to stop.
+using LogitsFn = std::function<bool(
+    const std::vector<float> &observation, const std::vector<uint8_t> &mask,
+    std::vector<float> &kind, std::vector<float> &tile,
+    std::vector<float> &pointer, std::string &error)>;
+
+class Program {
+public:
+  /// Parses and verifies `text`; returns null and sets `error` on failure.
+  static std::unique_ptr<Program> parse(const std::string &text,
+                                        const std::string &bufferName,
+                                        std::string &error);
+  ~Program();
+
+  std::vector<OpInfo> getOps() const;
+  std::vector<int64_t> getTraversalOrder() const;
+  /// The next op to decide for (consumer to producer), -1 when all are done.
+  int64_t getNextOp() const;
+  int64_t getStepBudget() const;
+  /// Whether `id` names an op of the module (else the getters below fail).
+  bool hasOp(int64_t id) const;
+  std::vector<float> getObservation(int64_t id);
+  std::vector<float> getOpFeatures(int64_t id);
+  MaskInfo getMasks(int64_t id);
+
+  /// Applies one action / level pointer / explicit schedule. `message`
+  /// explains Illegal and Failed.
+  StepStatus apply(int64_t id, const Action &action, std::string &message);
+  StepStatus applyPointer(int64_t id, int64_t loop, std::string &message);
+  StepStatus applySchedule(const std::string &schedule, std::string &message);
+  /// The index-based step: decodeStep() of indicator logits, applied.
+  StepOutcome step(int64_t id, const std::vector<int> &indices);
+  /// decodeStep() of `logits` for op `id` now, not applied.
+  bool decode(int64_t id, const std::vector<float> &kind,
+              const std::vector<float> &tile,
+              const std::vector<float> &pointer, bool sample, uint64_t seed,
+              Step &step, std::string &error);
+  /// The indices of a step.
+  std::vector<int> encode(const Step &step) const;
+  /// Replays `schedule` on this (unscheduled) program and returns every
+  /// decision with what was seen before it; ops the schedule leaves
+  /// incomplete get NT. False and `error` on an illegal action.
+  bool demonstrate(const std::string &schedule,
+                   std::vector<DemonstrationStep> &steps, std::string &error);
+
+  /// Schedules every op with the ONNX policy at `model` (empty: default),
+  /// as the pass does. Returns false and sets `error` on a model problem.
+  bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
+                          bool sample, uint64_t seed, PolicyRunInfo &info,
+                          std::string &error);
+  /// The same with a caller's policy.
+  bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
+                          PolicyRunInfo &info, std::string &error);
+  /// The ONNX policy's logits (kind, tile, pointer) for op `id` now.
+  bool getPolicyLogits(const std::string &model, const std::string &ortLib,
+                       int64_t id, std::vector<float> &kind,
+                       std::vector<float> &tile, std::vector<float> &pointer,
+                       std::string &error);
+
+  std::string getScheduleText() const;
+  std::string getTransformScript() const;
+  /// The current IR; op-id tags removed unless `withTags`.
+  std::string str(bool withTags = false) const;
+  /// Tests only: fail the `n`-th transformation from now after it applied
+  /// (the restore path on fully transformed IR).
+  void injectFailure(int64_t n);
+  /// Whether the current IR verifies (`error` says why not).
+  bool verify(std::string &error) const;
+  /// The IR after the lowering pipeline (LLVM dialect).
+  bool getLowered(std::string &out, std::string &error) const;
+  /// Lowers a copy of the current IR, JIT-compiles and times it.
+  bool time(const TimingOptions &options, TimingResult &result,
+            std::string &error) const;
+  FunctionSignature getSignature(const std::string &function,
+                                 std::string &error) const;
+
+private:
+  struct Impl;
+  explicit Program(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// The observation layout and the legality config as key/value pairs.
+struct LayoutInfo {
+  std::vector<std::pair<std::string, int64_t>> sizes;
+  std::vector<int64_t> tileCandidates;
+  std::vector<std::string> opKinds;
+  std::string hash;
+  std::string description;
+};
+LayoutInfo getLayoutInfo();
+struct LegalityInfo {
+  std::vector<std::pair<std::string, int64_t>> limits;
+  std::string hash;
+  std::string description;
+};
+LegalityInfo getLegalityInfo();
+
+/// The schedule grammar: entries (op id or none, actions). False and
+/// `error` on malformed text.
+bool parseScheduleText(
+    const std::string &text,
+    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> &out,
+    std::string &error);
+std::optional<Action> parseActionText(const std::string &text,
+                                      std::string &error);
+/// The header line of dump-schedule files, and reading it back.
+std::string formatScheduleHeaderText(const std::string &schedule);
+std::optional<std::string> readScheduleHeaderText(const std::string &text);
+
+/// The flat mask of an op that takes no decision (only NT).
+std::vector<uint8_t> getTerminalMask();
+
+/// The exported policy's input and output names.
+std::vector<std::string> getPolicyInputNames();
+std::vector<std::string> getPolicyOutputNames();
+/// The metadata key of the layout hash in exported policies.
+std::string getPolicyLayoutHashKey();
+
+/// The textual lowering pipeline.
+std::string getLoweringPipelineText();
+
+/// Defaults of the pass's model= and ort-lib= options.
+std::string getDefaultModelPath();
+std::string getDefaultOrtLibrary();
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_PYTHON_PROGRAM_H

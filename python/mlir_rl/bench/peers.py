@@ -1,0 +1,412 @@
+"""mlir-rl side by side with its peers on the operator suite.
+
+For each kernel: the unscheduled program (the paper's baseline: same lowering,
+no schedule), mlir-rl (the pass with the shipped policy, through the plugin in
+stock mlir-opt-22), PyTorch eager, torch.compile (inductor), IREE (llvm-cpu,
+host) and numpy where it applies. All get the same seeded inputs and the same
+thread count; each is warmed up and timed ``runs`` times (median, min, max);
+every output is checked against PyTorch's. A comparator that fails is
+reported as failed with its reason, never dropped.
+
+Run ``mlir-rl bench --suite ops --compare torch,inductor,iree,numpy``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from mlir_rl.data import kernels as K
+
+COMPARATORS = ("torch", "inductor", "iree", "numpy")
+
+
+@dataclass
+class PeerKernel:
+    name: str
+    text: str
+    torch_fn: Callable     # (*tensors) -> tensor, same math as the MLIR
+    numpy_fn: Optional[Callable] = None
+
+
+def _conv_nhwc(i, k, stride):
+    import torch.nn.functional as F
+    return F.conv2d(i.permute(0, 3, 1, 2), k.permute(3, 2, 0, 1), stride=stride).permute(0, 2, 3, 1)
+
+
+def _dw_nhwc(i, k, stride):
+    import torch.nn.functional as F
+    c = i.shape[3]
+    return F.conv2d(i.permute(0, 3, 1, 2), k.permute(2, 0, 1)[:, None], stride=stride,
+                    groups=c).permute(0, 2, 3, 1)
+
+
+def operator_suite() -> list[PeerKernel]:
+    """The paper's Figure 5 ops (matmul, conv_2d, max pooling, add, relu) with
+    shapes from real models, plus batch_matmul, depthwise conv and softmax."""
+    import torch
+    import torch.nn.functional as F
+    return [
+        PeerKernel("matmul_bert_384x768x768", K.matmul(384, 768, 768),
+                   lambda a, b: a @ b, lambda a, b: a @ b),
+        PeerKernel("batch_matmul_bert_12x384x384x64", K.batch_matmul(12, 384, 384, 64),
+                   torch.bmm, np.matmul),
+        PeerKernel("conv2d_nchw_resnet_64x56x56_3x3", K.conv2d_nchw(1, 64, 58, 58, 64, 3, 3),
+                   lambda i, k: F.conv2d(i, k)),
+        PeerKernel("conv2d_nhwc_resnet_128x28x28_3x3", K.conv2d_nhwc(1, 30, 30, 128, 3, 3, 128),
+                   lambda i, k: _conv_nhwc(i, k, 1)),
+        PeerKernel("depthwise_nhwc_mobilenet_144x56x56", K.depthwise_conv2d_nhwc(1, 58, 58, 144, 3, 3),
+                   lambda i, k: _dw_nhwc(i, k, 1)),
+        PeerKernel("maxpool_nchw_resnet_64x112x112", K.maxpool_nchw(1, 64, 112, 112, 3, 2),
+                   lambda i: F.max_pool2d(i, 3, 2)),
+        PeerKernel("add_resnet_1x64x56x56", K.add([1, 64, 56, 56]),
+                   lambda x, y: x + y, lambda x, y: x + y),
+        PeerKernel("relu_resnet_1x64x56x56", K.relu([1, 64, 56, 56]),
+                   torch.relu, lambda x: np.maximum(x, 0)),
+        PeerKernel("softmax_bert_384x384", K.softmax_rows(384, 384),
+                   lambda x: torch.softmax(x, -1),
+                   lambda x: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(x - x.max(-1, keepdims=True)))),
+    ]
+
+
+def smoke_suite() -> list[PeerKernel]:
+    """Three small kernels, for the harness's own tests."""
+    import torch
+    import torch.nn.functional as F
+    return [
+        PeerKernel("matmul_64x128x96", K.matmul(64, 128, 96), lambda a, b: a @ b, lambda a, b: a @ b),
+        PeerKernel("maxpool_nchw_8x16x16", K.maxpool_nchw(1, 8, 16, 16, 2, 2),
+                   lambda i: F.max_pool2d(i, 2, 2)),
+        PeerKernel("softmax_16x32", K.softmax_rows(16, 32), lambda x: torch.softmax(x, -1)),
+    ]
+
+
+MODELS_DIR = Path(os.environ.get("MLIR_RL_MODELS_DIR", "runs/models"))
+
+
+def models_suite() -> list[PeerKernel]:
+    """ResNet-18, MobileNetV2 and VGG-11 (self-written, seeded weights,
+    112x112 inputs), imported to linalg with torch-mlir, each timed whole."""
+    import torch
+
+    from mlir_rl.data import torch_models as models
+    out = []
+    for name in models.MODELS:
+        path = models.import_to_linalg(name, MODELS_DIR / f"{name}.mlir")
+        net = models.build(name)
+        out.append(PeerKernel(name, path.read_text(),
+                              (lambda n: lambda x: n(x))(net)))
+    del torch
+    return out
+
+
+def lqcd_suite() -> list[PeerKernel]:
+    """LQCD-style contractions (9 loops, a shifted site access): the
+    generator of the training data with seeds it never used."""
+    import random
+
+    import torch
+
+    from mlir_rl.data.dataset import lqcd_contraction
+    out = []
+    for seed in (101, 202, 303, 404):
+        prog = lqcd_contraction(random.Random(seed), seed)
+        _, n_y, size, shift = prog.signature.split("|")
+        size, shift = int(size), int(shift)
+
+        def contract(p, q, size=size, shift=shift, lib=torch):
+            return lib.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)
+
+        def contract_np(p, q, size=size, shift=shift):
+            return np.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q,
+                             optimize=True)
+        out.append(PeerKernel(f"lqcd_y{n_y}_L{size}_shift{shift}_s{seed}", prog.text,
+                              contract, contract_np))
+    return out
+
+
+SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
+          "lqcd": lqcd_suite}
+
+
+@dataclass
+class Figure:
+    status: str                       # ok, failed, wrong_output, n/a
+    median_ms: Optional[float] = None
+    min_ms: Optional[float] = None
+    max_ms: Optional[float] = None
+    detail: str = ""
+
+
+@dataclass
+class KernelResult:
+    name: str
+    schedule: str = ""
+    figures: dict = field(default_factory=dict)   # comparator -> Figure
+
+
+def _time(fn: Callable, warmup: int, runs: int) -> tuple[list[float], object]:
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    secs = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        secs.append(time.perf_counter() - t0)
+    return secs, out
+
+
+def _figure(secs: list[float], ok: bool = True, detail: str = "") -> Figure:
+    ms = np.array(secs) * 1e3
+    return Figure("ok" if ok else "wrong_output", float(np.median(ms)), float(ms.min()),
+                  float(ms.max()), detail)
+
+
+def _close(a: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
+    from mlir_rl.core import outputs_match
+    ok, err = outputs_match([np.asarray(a, dtype=np.float64)], [np.asarray(ref, dtype=np.float64)],
+                            rtol=1e-3, atol_scale=1e-3)
+    return ok, err
+
+
+_POOL = None
+
+
+def _peer_pool():
+    global _POOL
+    if _POOL is None:
+        import multiprocessing as mp
+        # This machine sets OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE for old
+        # OpenBLAS builds; they slow a current numpy, so the peer process
+        # (which measures numpy and PyTorch) starts without them.
+        saved = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+                 if k in os.environ}
+        try:
+            _POOL = mp.get_context("spawn").Pool(1)
+        finally:
+            os.environ.update(saved)
+        import atexit
+        atexit.register(close_pool)
+    return _POOL
+
+
+def close_pool() -> None:
+    """Stop the peer process (also at exit, before the interpreter tears down)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()  # the worker is idle: let it exit cleanly
+        _POOL.join()
+        _POOL = None
+
+
+def _run_peers(suite_name: str, index: int, inputs: list, ref, compare, runs: int,
+               warmup: int, threads: int) -> dict:
+    """Time the peers on one kernel (in the peer process)."""
+    import torch
+    torch.set_num_threads(threads)
+    k = SUITES[suite_name]()[index]
+    tin = [torch.from_numpy(x) for x in inputs]
+    figures = {}
+    for c in compare:
+        try:
+            detail = ""
+            if c == "torch":
+                with torch.no_grad():
+                    secs, out = _time(lambda: k.torch_fn(*tin), warmup, runs)
+                out = out.numpy()
+            elif c == "inductor":
+                torch._dynamo.reset()
+                fn = torch.compile(k.torch_fn, backend="inductor")
+                with torch.no_grad():
+                    t0 = time.perf_counter()
+                    fn(*tin)
+                    detail = f"; compile {time.perf_counter() - t0:.1f} s"
+                    secs, out = _time(lambda: fn(*tin), warmup, runs)
+                out = out.numpy()
+            elif c == "numpy":
+                if k.numpy_fn is None:
+                    figures[c] = Figure("n/a", detail="no numpy equivalent")
+                    continue
+                secs, out = _time(lambda: k.numpy_fn(*inputs), warmup, runs)
+            elif c == "iree":
+                with tempfile.TemporaryDirectory() as d:
+                    fn = _iree_module(k.text, Path(d))
+                    secs, out = _time(lambda: fn(*inputs), warmup, runs)
+                    out = np.asarray(out.to_host() if hasattr(out, "to_host") else out)
+            else:
+                raise ValueError(f"unknown comparator {c!r}; valid: {', '.join(COMPARATORS)}")
+            ok, err = _close(out, ref)
+            figures[c] = _figure(secs, ok, f"max abs error {err:.2g}{detail}")
+        except Exception as e:  # noqa: BLE001 - a failing peer is a figure too
+            figures[c] = Figure("failed", detail=f"{type(e).__name__}: {str(e)[-400:]}")
+    return figures
+
+
+def _iree_module(text: str, workdir: Path):
+    """Compile with iree-compile (generic ops: IREE's MLIR is newer than 22)."""
+    import iree.runtime as ireert
+
+    from mlir_rl.paths import mlir_opt_path
+    src = workdir / "generic.mlir"
+    r = subprocess.run([str(mlir_opt_path()), "-p",
+                        "builtin.module(func.func(linalg-generalize-named-ops))", "-",
+                        "-o", str(src)], input=text, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"generalization failed: {r.stderr[-500:]}")
+    vmfb = workdir / "module.vmfb"
+    r = subprocess.run(["iree-compile", str(src), "-o", str(vmfb),
+                        "--iree-hal-target-device=local",
+                        "--iree-hal-local-target-device-backends=llvm-cpu",
+                        "--iree-llvmcpu-target-cpu=host"], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"iree-compile failed: {r.stderr[:400]}")
+    config = ireert.Config("local-task")
+    ctx = ireert.SystemContext(config=config)
+    vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb.read_bytes())
+    ctx.add_vm_module(vm_module)
+    return ctx.modules.module["main"]
+
+
+def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int = 5,
+              warmup: int = 2, threads: int = 2, progress: bool = True,
+              suite_name: str = "ops") -> dict:
+    """Run the operator suite; returns the JSON-able report."""
+    import torch
+
+    from mlir_rl.core import Module, ScheduleError
+    from mlir_rl.passes import run_pass
+    torch.set_num_threads(threads)
+    suite = SUITES[suite_name]()
+    results = []
+    items = suite
+    if progress:
+        from tqdm import tqdm
+        items = tqdm(suite, desc=f"bench {suite_name}", unit="kernel")
+    for k in items:
+        res = KernelResult(k.name)
+        base = Module.parse(k.text, k.name).time(runs=runs, warmup=warmup, threads=threads)
+        inputs = [np.ascontiguousarray(x.astype(np.float32)) for x in base.inputs]
+        with torch.no_grad():
+            ref = k.torch_fn(*[torch.from_numpy(x) for x in inputs]).numpy()
+        ok, err = _close(base.outputs[0], ref)
+        res.figures["unscheduled"] = _figure(base.seconds, ok, f"max abs error {err:.2g}")
+        # mlir-rl: the pass with the policy in stock mlir-opt-22.
+        try:
+            result = run_pass(k.text, model=model, name=k.name)
+            res.schedule = result.schedule
+            t = Module.parse(result.ir, k.name).time(runs=runs, warmup=warmup, threads=threads)
+            ok, err = _close(t.outputs[0], ref)
+            res.figures["mlir-rl"] = _figure(t.seconds, ok, f"max abs error {err:.2g}")
+        except ScheduleError as e:
+            res.figures["mlir-rl"] = Figure("failed", detail=str(e)[-500:])
+        # The peers run in a fresh process: the JIT's OpenMP threads spin
+        # after each call (KMP_BLOCKTIME) and would steal the cores of
+        # PyTorch's and numpy's own thread pools.
+        res.figures.update(_peer_pool().apply(
+            _run_peers, (suite_name, suite.index(k), inputs, ref, compare, runs, warmup,
+                         threads)))
+        results.append(res)
+    close_pool()
+    return {
+        "machine": {"host": platform.node(), "machine": platform.machine(),
+                    "cpus": os.cpu_count(), "threads": threads,
+                    "processor": _cpu_model(), "python": platform.python_version(),
+                    "torch": torch.__version__},
+        "runs": runs, "warmup": warmup, "model": model or "(shipped)",
+        "kernels": [{"name": r.name, "schedule": r.schedule,
+                     "figures": {c: asdict(f) for c, f in r.figures.items()}} for r in results],
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def markdown(report: dict) -> str:
+    """Speedup over the unscheduled program per comparator (Table III style),
+    and mlir-rl relative to each peer (>1: mlir-rl faster)."""
+    comps = [c for c in ["mlir-rl", *COMPARATORS]
+             if any(c in k["figures"] for k in report["kernels"])]
+    lines = ["| kernel | unscheduled ms | " + " | ".join(f"{c} speedup" for c in comps)
+             + " | " + " | ".join(f"mlir-rl vs {c}" for c in comps if c != "mlir-rl") + " |",
+             "|---" * (2 + 2 * len(comps) - 1) + "|"]
+    for k in report["kernels"]:
+        f = k["figures"]
+        base = f["unscheduled"]["median_ms"]
+        cells = []
+        for c in comps:
+            fc = f.get(c)
+            if fc is None:
+                cells.append("-")
+            elif fc["status"] == "ok":
+                cells.append(f"{base / fc['median_ms']:.2f}x")
+            else:
+                cells.append(fc["status"])
+        rel = []
+        mine = f.get("mlir-rl")
+        for c in comps:
+            if c == "mlir-rl":
+                continue
+            fc = f.get(c)
+            if mine and fc and mine["status"] == "ok" and fc["status"] == "ok":
+                rel.append(f"{fc['median_ms'] / mine['median_ms']:.2f}")
+            else:
+                rel.append("-")
+        lines.append(f"| {k['name']} | {base:.3f} | " + " | ".join(cells) + " | "
+                     + " | ".join(rel) + " |")
+    return "\n".join(lines)
+
+
+def plot(report: dict, path: str | Path) -> None:
+    """Per-kernel speedup bars over the unscheduled program (like Figure 5)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    comps = [c for c in ["mlir-rl", *COMPARATORS]
+             if any(c in k["figures"] and k["figures"][c]["status"] == "ok" for k in report["kernels"])]
+    names = [k["name"] for k in report["kernels"]]
+    fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(names)), 4.5))
+    width = 0.8 / max(1, len(comps))
+    for i, c in enumerate(comps):
+        vals = []
+        for k in report["kernels"]:
+            f, base = k["figures"].get(c), k["figures"]["unscheduled"]["median_ms"]
+            vals.append(base / f["median_ms"] if f and f["status"] == "ok" else 0.0)
+        ax.bar(np.arange(len(names)) + i * width, vals, width, label=c)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup over unscheduled (log)")
+    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{report['machine']['cpus']} cpus, {report['machine']['threads']} threads, "
+                 f"median of {report['runs']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def save(report: dict, out_dir: str | Path) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "bench.md").write_text(markdown(report) + "\n")
+    try:
+        plot(report, out / "bench.png")
+    except ImportError:
+        pass
+    return out

@@ -1,0 +1,200 @@
+"""Baseline-versus-scheduled timing of one module, with a numerical check.
+
+The baseline is the unscheduled program through the same lowering pipeline
+(the paper's baseline). Both run in this process, one after the other, with
+the same seeded inputs and thread count; the scheduled outputs must equal the
+baseline's within ``outputs_match``'s tolerance.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from mlir_rl.core import Module, ScheduleError, Timing, outputs_match
+from mlir_rl.stats import speedup
+
+
+@dataclass
+class BenchConfig:
+    """How to time (the ``mlir-rl bench`` options are generated from this)."""
+
+    runs: int = field(default=5, metadata={"help": "timed runs per program (the median is reported)"})
+    warmup: int = field(default=1, metadata={"help": "untimed runs before timing"})
+    threads: int = field(default=os.cpu_count() or 1, metadata={"help": "OpenMP threads for both programs"})
+    seed: int = field(default=0, metadata={"help": "seed of the random inputs"})
+    function: str = field(default="", metadata={"help": "function to time (default: the first public one)"})
+
+
+@dataclass
+class BenchResult:
+    file: str
+    schedule: str
+    baseline_median_s: float
+    baseline_min_s: float
+    baseline_max_s: float
+    scheduled_median_s: float
+    scheduled_min_s: float
+    scheduled_max_s: float
+    speedup: float
+    outputs_match: bool
+    max_abs_error: float
+    threads: int
+    runs: int
+    host: str
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    def summary(self) -> str:
+        check = "equal" if self.outputs_match else "DIFFERENT"
+        return "\n".join([
+            f"file:       {self.file}",
+            f"schedule:   {self.schedule or '(none)'}",
+            f"baseline:   median {self.baseline_median_s * 1e3:10.3f} ms  "
+            f"(min {self.baseline_min_s * 1e3:.3f}, max {self.baseline_max_s * 1e3:.3f})",
+            f"scheduled:  median {self.scheduled_median_s * 1e3:10.3f} ms  "
+            f"(min {self.scheduled_min_s * 1e3:.3f}, max {self.scheduled_max_s * 1e3:.3f})",
+            f"speedup:    {self.speedup:.2f}x  ({self.runs} runs, {self.threads} threads)",
+            f"outputs:    {check} (max abs error {self.max_abs_error:.3g})",
+        ])
+
+
+def host_description() -> str:
+    return f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus"
+
+
+def bench_module(module: Module, schedule: str,
+                 config: Optional[BenchConfig] = None, model: str = "") -> BenchResult:
+    """Time ``module`` unscheduled and with ``schedule`` (empty: with the
+    policy ``model``, default the shipped one, as the pass would); compare
+    outputs."""
+    config = config or BenchConfig()
+    baseline = module.fresh()
+    scheduled = module.fresh()
+    if schedule:
+        scheduled.apply_schedule(schedule)
+    else:
+        scheduled.schedule_with_policy(model)
+
+    def run(m: Module) -> Timing:
+        return m.time(runs=config.runs, warmup=config.warmup,
+                      threads=config.threads, seed=config.seed,
+                      function=config.function)
+
+    base_t = run(baseline)
+    sched_t = run(scheduled)
+    match, err = outputs_match(sched_t.outputs, base_t.outputs)
+    return BenchResult(
+        file=module.name, schedule=scheduled.schedule,
+        baseline_median_s=base_t.median, baseline_min_s=base_t.spread[0],
+        baseline_max_s=base_t.spread[1],
+        scheduled_median_s=sched_t.median, scheduled_min_s=sched_t.spread[0],
+        scheduled_max_s=sched_t.spread[1],
+        speedup=speedup(base_t.median, sched_t.median),
+        outputs_match=match, max_abs_error=err, threads=config.threads,
+        runs=config.runs, host=host_description())
+
+
+def bench_file(path: str | Path, schedule: str,
+               config: Optional[BenchConfig] = None, model: str = "") -> BenchResult:
+    return bench_module(Module.load(path), schedule, config, model)
+
+
+@dataclass
+class OverheadResult:
+    """Compile-time cost of scheduling one module with a policy, per op."""
+
+    name: str
+    ops: int
+    inferences_per_op: float
+    inference_ms_per_op: tuple[float, float, float]  # median, min, max
+    apply_ms_per_op: tuple[float, float, float]
+    pass_ms_per_op: tuple[float, float, float]
+    schedule: str
+    first_call_ms: float = 0.0  # includes loading the model (once per process)
+
+    def row(self) -> str:
+        def f(x):
+            return f"{x[0]:7.3f} [{x[1]:.3f}, {x[2]:.3f}]"
+        return (f"{self.name:36s} {self.ops:4d} {self.inferences_per_op:5.2f}  "
+                f"{f(self.inference_ms_per_op)}  {f(self.apply_ms_per_op)}  "
+                f"{f(self.pass_ms_per_op)}  {self.first_call_ms:8.1f}")
+
+
+OVERHEAD_HEADER = (f"{'module':36s} {'ops':>4s} {'inf/op':>5s}  "
+                   f"{'inference ms/op [min, max]':26s}  {'transform ms/op [min, max]':26s}  "
+                   f"{'pass ms/op [min, max]':26s}  {'1st call ms':>11s}")
+
+
+def _stats(xs: list[float]) -> tuple[float, float, float]:
+    import numpy as np
+    return float(np.median(xs)), float(np.min(xs)), float(np.max(xs))
+
+
+def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
+                     sample: bool = False) -> OverheadResult:
+    """Schedule ``text`` with the policy ``repeat`` times (fresh each time).
+
+    Inference: ONNX Runtime calls; transform: transform-interpreter
+    applications; pass: the whole scheduling call (features, masks,
+    inference, decoding, application), all divided by the number of ops.
+    """
+    import time
+    base = Module.parse(text, name)
+    # Load the ONNX session once (the pass loads it once per pass instance).
+    t0 = time.perf_counter()
+    base.fresh().policy_logits(base.traversal_order()[0], model)
+    load_ms = (time.perf_counter() - t0) * 1e3
+    inf, app, total = [], [], []
+    stats, m = {}, base
+    for _ in range(repeat):
+        m = base.fresh()
+        t0 = time.perf_counter()
+        stats = m.schedule_with_policy(model, sample=sample)
+        elapsed = time.perf_counter() - t0
+        n = max(1, stats["ops"])
+        inf.append(stats["inference_seconds"] / n * 1e3)
+        app.append(stats["apply_seconds"] / n * 1e3)
+        total.append(elapsed / n * 1e3)
+    return OverheadResult(name=name, ops=stats["ops"],
+                          inferences_per_op=stats["inferences"] / max(1, stats["ops"]),
+                          inference_ms_per_op=_stats(inf), apply_ms_per_op=_stats(app),
+                          pass_ms_per_op=_stats(total), schedule=m.schedule,
+                          first_call_ms=load_ms)
+
+
+@dataclass
+class PolicyCheckRow:
+    name: str
+    schedule: str
+    baseline_ms: float
+    scheduled_ms: float
+    speedup: float
+    outputs_match: bool
+    max_abs_error: float
+
+
+def check_policy_through_plugin(suite: dict[str, str], model: str = "", runs: int = 5,
+                                threads: int = 2) -> list[PolicyCheckRow]:
+    """Schedule each kernel with the pass in stock mlir-opt-22 (plugin, the
+    policy, no schedule given), then time the scheduled IR against the
+    unscheduled program in one process and compare their outputs."""
+    from mlir_rl.passes import run_pass
+    rows = []
+    for name, text in suite.items():
+        result = run_pass(text, model=model, name=name)
+        base = Module.parse(text, name).time(runs=runs, warmup=1, threads=threads)
+        sched = Module.parse(result.ir, name).time(runs=runs, warmup=1, threads=threads)
+        ok, err = outputs_match(sched.outputs, base.outputs)
+        rows.append(PolicyCheckRow(name, result.schedule, base.median * 1e3,
+                                   sched.median * 1e3, speedup(base.median, sched.median),
+                                   ok, err))
+    return rows
+
+
+__all__ = ["PolicyCheckRow", "check_policy_through_plugin", "OverheadResult", "measure_overhead", "BenchConfig", "BenchResult", "bench_file", "bench_module",
+           "ScheduleError"]

@@ -1,0 +1,440 @@
+"""The commands of ``mlir-rl``: one config dataclass and one function each."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from mlir_rl.cli.args import option
+
+SCHEDULE_HELP = (
+    "explicit schedule: '<op id>: <actions>; ...' with actions T(sizes) "
+    "(tiling), TP(sizes) (tiled parallelization, scf.forall), TF(sizes) "
+    "(tiled fusion of the last producer), I(permutation) (interchange), V "
+    "(vectorization), NT (no transformation); one tile size per loop, 0 = "
+    "not tiled. Example: '1: TP(32,64,0) T(8,32,1) V'. An entry without "
+    "'<id>:' applies to the first op visited (the last consumer).")
+CPUS = os.cpu_count() or 1
+
+
+# -- Programs ------------------------------------------------------------------
+
+@dataclass
+class OpsConfig:
+    """List the linalg ops of a file with their ids, kinds and loops."""
+
+    file: str = option(help="MLIR file", flags=("file",))
+    json: bool = option(False, help="print JSON")
+
+
+def cmd_ops(c: OpsConfig) -> int:
+    from mlir_rl.core import Module, describe_op
+    module = Module.load(c.file)
+    ops = module.ops()
+    if c.json:
+        print(json.dumps([{"id": o.id, "name": o.name, "kind": o.kind, "function": o.function,
+                           "supported": o.supported, "reason": o.reason,
+                           "producer": o.producer, "consumers": list(o.consumers),
+                           "loop_bounds": list(o.loop_bounds),
+                           "iterators": list(o.iterators)} for o in ops], indent=2))
+        return 0
+    print(" id  op                               kind               loops")
+    for op in ops:
+        print(describe_op(op))
+    order = module.traversal_order()
+    print(f"traversal order (consumer -> producer): {' '.join(map(str, order))}")
+    return 0
+
+
+@dataclass
+class OptimizeConfig:
+    """Apply an explicit schedule to a file and print the IR."""
+
+    file: str = option(help="MLIR file", flags=("file",))
+    schedule: str = option(help=SCHEDULE_HELP)
+    output: Optional[str] = option(None, help="write the IR here (default: stdout)",
+                                   flags=("-o", "--output"))
+    lower: bool = option(False, help="print the LLVM-dialect IR after the lowering pipeline")
+    dump_schedule: Optional[str] = option(None, help="write the replayable transform script here")
+
+
+def cmd_optimize(c: OptimizeConfig) -> int:
+    from mlir_rl.core import ApplyStatus, Module
+    module = Module.load(c.file)
+    if module.apply_schedule(c.schedule) == ApplyStatus.FAILED:
+        print(f"warning: {module.last_message}", file=sys.stderr)
+    text = module.lowered() if c.lower else module.ir()
+    if c.dump_schedule:
+        Path(c.dump_schedule).write_text(module.dump())
+    if c.output and c.output != "-":
+        Path(c.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# -- Benchmarks ----------------------------------------------------------------
+
+@dataclass
+class BenchCommand:
+    """Time FILE unscheduled and scheduled (by --schedule, else by the
+    policy) and compare outputs; or, with --suite, mlir-rl against peers."""
+
+    file: Optional[str] = option(None, help="MLIR file", flags=("file",))
+    schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy (--model).")
+    suite: Optional[str] = option(None, help="run a suite (ops, models, lqcd): the unscheduled "
+                                  "program, mlir-rl (the pass with the policy) and the --compare peers")
+    compare: str = option("torch,inductor,iree,numpy",
+                          help="peers for --suite (torch, inductor, iree, numpy)")
+    model: str = option("", help="policy used without --schedule, and for --suite "
+                        "(default: the shipped one)")
+    out: str = option("runs/bench", help="directory of the suite's JSON, Markdown, PNG")
+    json: Optional[str] = option(None, help="also write the figures as JSON")
+    runs: int = option(5, help="timed runs per program (the median is reported)")
+    warmup: int = option(1, help="untimed runs before timing")
+    threads: int = option(CPUS, help="OpenMP threads for every contender")
+    seed: int = option(0, help="seed of the random inputs")
+    function: str = option("", help="function to time (default: the first public one)")
+
+
+def cmd_bench(c: BenchCommand) -> int:
+    if c.suite:
+        from mlir_rl.bench import peers
+        if c.suite not in peers.SUITES or c.suite == "smoke":
+            raise ValueError(f"no suite {c.suite!r}; available: "
+                             f"{', '.join(s for s in peers.SUITES if s != 'smoke')}")
+        compare = tuple(x for x in c.compare.split(",") if x)
+        bad = [x for x in compare if x not in peers.COMPARATORS]
+        if bad:
+            raise ValueError(f"unknown comparators {bad}; valid: {', '.join(peers.COMPARATORS)}")
+        report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
+                                 threads=c.threads, suite_name=c.suite)
+        out = peers.save(report, c.out)
+        print(peers.markdown(report))
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
+        return 0
+    if not c.file:
+        raise ValueError("bench needs FILE or --suite")
+    from mlir_rl.bench.timing import BenchConfig, bench_file
+    config = BenchConfig(runs=c.runs, warmup=c.warmup, threads=c.threads, seed=c.seed,
+                         function=c.function)
+    result = bench_file(c.file, c.schedule or "", config, model=c.model)
+    print(result.summary())
+    if c.json:
+        Path(c.json).write_text(result.to_json() + "\n")
+    return 0 if result.outputs_match else 3
+
+
+@dataclass
+class CheckPolicyConfig:
+    """The policy through the plugin (stock mlir-opt-22) on unseen real-model
+    kernels: speedups over unscheduled, output checks."""
+
+    model: str = option("", help="ONNX policy (default: the shipped one)")
+    runs: int = option(5, help="timed runs per program")
+    threads: int = option(CPUS, help="OpenMP threads")
+    json: Optional[str] = option(None, help="also write the figures as JSON")
+
+
+def cmd_check_policy(c: CheckPolicyConfig) -> int:
+    from mlir_rl.bench.timing import check_policy_through_plugin
+    from mlir_rl.data.suites import unseen_suite
+    from mlir_rl.stats import geomean
+    rows = check_policy_through_plugin(unseen_suite(), model=c.model, runs=c.runs,
+                                       threads=c.threads)
+    print("| kernel | baseline ms | mlir-rl ms | speedup | outputs | schedule |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r.name} | {r.baseline_ms:.3f} | {r.scheduled_ms:.3f} | {r.speedup:.2f}x | "
+              f"{'equal' if r.outputs_match else 'DIFFERENT'} | `{r.schedule}` |")
+    geo = geomean(r.speedup for r in rows)
+    slower = sum(r.speedup < 1 for r in rows)
+    print(f"\ngeomean speedup {geo:.2f}x over {len(rows)} kernels; {slower} slower than "
+          f"unscheduled; outputs equal: {all(r.outputs_match for r in rows)}")
+    if c.json:
+        Path(c.json).write_text(json.dumps({"geomean": geo, "slower": slower,
+                                            "rows": [dataclasses.asdict(r) for r in rows]},
+                                           indent=2) + "\n")
+    return 0 if all(r.outputs_match for r in rows) else 3
+
+
+@dataclass
+class OverheadConfig:
+    """Compile-time cost of the policy: inference and transformation per op."""
+
+    files: list[str] = option([], help="modules to schedule", flags=("files",))
+    suite: Optional[str] = option(None, help="built-in modules: ops (the operator suite), "
+                                  "resnet18 (a ResNet-18-sized module), all")
+    model: str = option("", help="ONNX policy (default: the shipped one)")
+    repeat: int = option(5, help="repetitions (median, min, max)")
+    sample: bool = option(False, help="sampled instead of greedy decoding")
+    json: Optional[str] = option(None, help="also write the figures as JSON")
+
+
+def cmd_overhead(c: OverheadConfig) -> int:
+    from mlir_rl.bench.timing import OVERHEAD_HEADER, measure_overhead
+    from mlir_rl.data import kernels, suites
+    from mlir_rl.core import default_model_path
+    modules: dict[str, str] = {}
+    if c.suite not in (None, "ops", "resnet18", "all"):
+        raise ValueError(f"no suite {c.suite!r}; available: ops, resnet18, all")
+    if c.suite in ("ops", "all"):
+        modules.update(suites.operator_suite())
+    if c.suite in ("resnet18", "all"):
+        modules["resnet18_layers"] = kernels.resnet18_layers()
+    for f in c.files:
+        modules[Path(f).stem] = Path(f).read_text()
+    if not modules:
+        raise ValueError("give files or --suite")
+    print(f"policy: {c.model or '(shipped) ' + str(default_model_path())}")
+    print(OVERHEAD_HEADER)
+    results = []
+    for name, text in modules.items():
+        r = measure_overhead(name, text, model=c.model, repeat=c.repeat, sample=c.sample)
+        results.append(r)
+        print(r.row(), flush=True)
+    if c.json:
+        Path(c.json).write_text(json.dumps([dataclasses.asdict(r) for r in results],
+                                           indent=2) + "\n")
+    return 0
+
+
+# -- Policies ------------------------------------------------------------------
+
+@dataclass
+class InitPolicyConfig:
+    """Write a freshly initialised (untrained) actor-critic checkpoint."""
+
+    output: str = option(help="checkpoint file (.pt)", flags=("-o", "--output"))
+    seed: int = option(0, help="seed of the initialisation")
+    head_scale: float = option(1.0, help="multiply the actor's output-head weights (>1 makes an "
+                               "untrained actor's choices vary with the input; for tests and "
+                               "overhead figures)")
+
+
+def cmd_init_policy(c: InitPolicyConfig) -> int:
+    import torch
+
+    from mlir_rl.rl.policy import PolicyConfig, new_checkpoint
+    ckpt = new_checkpoint(seed=c.seed, cfg=PolicyConfig())
+    if c.head_scale != 1.0:
+        for k in ("kind_head.weight", "tile_head.weight", "pointer_head.weight"):
+            ckpt["actor"][k] = ckpt["actor"][k] * c.head_scale
+        ckpt["provenance"]["note"] = f"untrained, heads scaled x{c.head_scale}"
+    Path(c.output).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(ckpt, c.output)
+    print(f"untrained actor-critic (seed {c.seed}) written to {c.output}")
+    return 0
+
+
+@dataclass
+class ExportConfig:
+    """Export a checkpoint's actor to ONNX for the pass (and its card, .json)."""
+
+    checkpoint: str = option(help="checkpoint (.pt)", flags=("checkpoint",))
+    output: str = option(help="ONNX file (the card policy.json is written beside it)",
+                         flags=("-o", "--output"))
+    fp32: bool = option(False, help="store weights as float32 (default: float16)")
+
+
+def cmd_export(c: ExportConfig) -> int:
+    from mlir_rl.rl.export import export_checkpoint
+    card = export_checkpoint(c.checkpoint, c.output, fp16_weights=not c.fp32)
+    print(f"{c.output}: {card['bytes'] / 1e6:.2f} MB, layout {card['layout_hash']}, "
+          f"trained={card['trained']}")
+    return 0
+
+
+@dataclass
+class ReexportConfig:
+    """Re-export an ONNX policy made for another layout of the same sizes
+    (weights unchanged), for a layout whose meaning changed; the old hash and
+    the note go into its provenance."""
+
+    source: str = option(help="the ONNX policy", flags=("source",))
+    output: str = option(help="the re-exported ONNX policy", flags=("-o", "--output"))
+    accept_layout: str = option(help="the layout hash the source was exported for")
+    note: str = option(help="why its decisions are unchanged (e.g. the evidence)")
+
+
+def cmd_reexport(c: ReexportConfig) -> int:
+    from mlir_rl.rl.export import reexport
+    card = reexport(c.source, c.output, c.accept_layout, c.note)
+    print(f"{c.output}: layout {c.accept_layout} -> {card['layout_hash']}")
+    return 0
+
+
+# -- Learning ------------------------------------------------------------------
+
+@dataclass
+class DatasetConfig:
+    """Write a seeded dataset of linalg programs (train/validation split by shape)."""
+
+    output: str = option("runs/dataset", help="directory", flags=("-o", "--output"))
+    seed: int = option(0, help="seed of the generators and the split")
+    sequences: int = option(24, help="random 5-op sequences")
+    lqcd: int = option(8, help="LQCD-style contractions")
+    val_fraction: float = option(0.25, help="fraction of shape signatures in the validation split")
+
+
+def cmd_dataset(c: DatasetConfig) -> int:
+    from mlir_rl.data.dataset import make_dataset
+    manifest = make_dataset(c.output, seed=c.seed, sequences=c.sequences, lqcd=c.lqcd,
+                            val_fraction=c.val_fraction)
+    parts: dict[str, int] = {}
+    for e in manifest["programs"]:
+        key = f"{e['split']}/{e['family']}"
+        parts[key] = parts.get(key, 0) + 1
+    print(f"{len(manifest['programs'])} programs in {c.output}: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(parts.items())))
+    return 0
+
+
+@dataclass
+class TrainConfig:
+    """Train a policy with PPO (configs/*.toml hold mlir_rl.rl.ppo.Args)."""
+
+    config: str = option(help="TOML file with mlir_rl.rl.ppo.Args fields", flags=("config",))
+    set: list[str] = option([], help="override a setting, KEY=VALUE (repeatable), "
+                            "e.g. --set iterations=10")
+    resume: bool = option(False, help="continue from run_dir/checkpoint.pt")
+    workers: Optional[int] = option(None, help="Ray rollout workers (0: in this process; "
+                                    "default from the config)")
+    ray_address: Optional[str] = option(None, help="join this Ray cluster (default: a local "
+                                        "Ray on this machine's cores)")
+    no_progress: bool = option(False, help="no progress bar")
+
+
+def _parse_overrides(pairs: list[str]) -> dict:
+    import tomllib
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = value
+    return out
+
+
+def cmd_train(c: TrainConfig) -> int:
+    from mlir_rl.rl.export import export_checkpoint
+    from mlir_rl.rl.ppo import Args, train
+    overrides = _parse_overrides(c.set)
+    if c.workers is not None:
+        overrides["rollout_workers"] = c.workers
+    if c.ray_address:
+        overrides["ray_address"] = c.ray_address
+        overrides.setdefault("rollout_workers", overrides.get("rollout_workers") or 2)
+    args = Args.from_toml(c.config, **overrides)
+    run_dir = train(args, resume=c.resume, progress=not c.no_progress)
+    card = export_checkpoint(run_dir / "checkpoint.pt", run_dir / "policy.onnx")
+    print(f"trained policy: {run_dir / 'policy.onnx'} ({card['bytes'] / 1e6:.1f} MB); "
+          f"TensorBoard logs in {run_dir / 'tb'}")
+    return 0
+
+
+def _search_command():
+    from mlir_rl.rl.search import SearchConfig
+
+    @dataclass
+    class SearchCommand(SearchConfig):
+        """Best-of-N schedule search per program of a split (baselines,
+        demonstrations); every candidate measured, outputs checked."""
+
+        no_progress: bool = option(False, help="no progress bar")
+    return SearchCommand
+
+
+def cmd_search(c) -> int:
+    from mlir_rl.rl.search import SearchConfig, search_dataset, summary
+    cfg = SearchConfig(**{f.name: getattr(c, f.name) for f in dataclasses.fields(SearchConfig)})
+    res = search_dataset(cfg, progress=not c.no_progress)
+    print(f"{len(res)} programs, best-of-{c.budget} {c.sampler} search: geomean "
+          f"{summary(res):.2f}x; written to {c.output}")
+    return 0
+
+
+def _evaluate_command():
+    from mlir_rl.rl.evaluate import EvalConfig
+
+    @dataclass
+    class EvaluateCommand(EvalConfig):
+        """The policy against random search and best-of-N structured search on
+        a split, per op kind (geomean speedups over unscheduled)."""
+
+        json: Optional[str] = option(None, help="write the report as JSON")
+        no_progress: bool = option(False, help="no progress bar")
+    return EvaluateCommand
+
+
+def cmd_evaluate(c) -> int:
+    from mlir_rl.rl.evaluate import EvalConfig, evaluate
+    cfg = EvalConfig(**{f.name: getattr(c, f.name) for f in dataclasses.fields(EvalConfig)})
+    report = evaluate(cfg, progress=not c.no_progress)
+    print(report["table"])
+    if c.json:
+        Path(c.json).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+# -- Where things are ----------------------------------------------------------
+
+@dataclass
+class NoOptions:
+    """(no options)"""
+
+
+def cmd_plugin_path(_: NoOptions) -> int:
+    from mlir_rl.paths import plugin_path
+    print(plugin_path())
+    return 0
+
+
+def cmd_opt_path(_: NoOptions) -> int:
+    from mlir_rl.paths import opt_path
+    print(opt_path())
+    return 0
+
+
+def cmd_layout(_: NoOptions) -> int:
+    from mlir_rl.core import action_kinds, layout, legality
+    print(json.dumps({"layout": layout().raw, "legality": legality(),
+                      "action_kinds": [{"name": k.name, "mnemonic": k.mnemonic,
+                                        "tiled": k.is_tiled, "terminal": k.terminal}
+                                       for k in action_kinds()]}, indent=2))
+    return 0
+
+
+Command = tuple[str, type, Callable[..., int]]
+
+COMMANDS: dict[str, Command] = {
+    "ops": ("list the linalg ops of FILE with their ids", OpsConfig, cmd_ops),
+    "optimize": ("apply a schedule to FILE and print the IR", OptimizeConfig, cmd_optimize),
+    "bench": ("time FILE unscheduled and scheduled, compare outputs; or a suite against peers",
+              BenchCommand, cmd_bench),
+    "check-policy": ("the policy through the plugin on unseen real-model kernels: speedups and "
+                     "output checks", CheckPolicyConfig, cmd_check_policy),
+    "overhead": ("compile-time cost of the policy: inference and transformation per op",
+                 OverheadConfig, cmd_overhead),
+    "init-policy": ("write a freshly initialised (untrained) checkpoint", InitPolicyConfig,
+                    cmd_init_policy),
+    "export": ("export a checkpoint's actor to ONNX for the pass", ExportConfig, cmd_export),
+    "reexport": ("re-export an ONNX policy for this build's layout (same sizes)",
+                 ReexportConfig, cmd_reexport),
+    "dataset": ("write a seeded dataset of linalg programs", DatasetConfig, cmd_dataset),
+    "search": ("best-of-N schedule search per program (baselines, demonstrations)",
+               _search_command(), cmd_search),
+    "train": ("train a policy with PPO (see configs/ppo.toml)", TrainConfig, cmd_train),
+    "evaluate": ("policy vs random and best-of-N search, per op kind", _evaluate_command(),
+                 cmd_evaluate),
+    "plugin-path": ("print the path of libMlirRL.so", NoOptions, cmd_plugin_path),
+    "opt-path": ("print the path of mlir-rl-opt", NoOptions, cmd_opt_path),
+    "layout": ("print the feature layout and the legality config as JSON", NoOptions, cmd_layout),
+}

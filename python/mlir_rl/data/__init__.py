@@ -1,0 +1,1 @@
+"""Programs: kernel builders, named suites, seeded datasets, PyTorch models."""

@@ -1,0 +1,258 @@
+"""Seeded datasets of linalg programs for training and evaluation.
+
+Three families, as in MLIR RL's data:
+  * single ops with shapes from real models (BERT/GPT matmuls, ResNet and
+    MobileNet convolutions with strides, depthwise convs, pooling,
+    elementwise ops);
+  * random sequences of 5 ops (add, matmul, relu, conv_2d, pooling, sigmoid,
+    softmax), each consuming the previous one's result;
+  * deep LQCD-style contractions (8+ loops, offset accesses).
+
+``make_dataset`` writes ``<name>.mlir`` files and a ``manifest.json``; the
+train/validation split keeps every shape signature on one side only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from mlir_rl.data import kernels as K
+
+# Shapes taken from real models (batch 1 unless stated).
+MATMUL_SHAPES = [  # (M, N, K)
+    (128, 768, 768), (128, 3072, 768), (128, 768, 3072), (256, 256, 512),
+    (64, 1024, 1024), (384, 768, 768), (128, 512, 512), (256, 1024, 256),
+    (64, 4096, 512), (512, 512, 128), (196, 768, 768), (49, 1024, 512),
+]
+BATCH_MATMUL_SHAPES = [  # (B, M, N, K): attention heads
+    (12, 128, 128, 64), (12, 128, 64, 128), (8, 64, 64, 64), (16, 64, 64, 32),
+    (12, 64, 64, 64), (4, 256, 256, 64),
+]
+CONV_SHAPES = [  # (C, F, output size, kernel, stride): ResNet / VGG layers
+    (64, 64, 56, 3, 1), (64, 128, 28, 3, 2), (128, 128, 28, 3, 1),
+    (128, 256, 14, 3, 2), (256, 256, 14, 3, 1), (256, 512, 7, 3, 2),
+    (512, 512, 7, 3, 1), (64, 64, 56, 1, 1), (256, 64, 56, 1, 1),
+    (3, 32, 56, 3, 2), (32, 64, 28, 3, 1), (128, 32, 28, 1, 1),
+]
+DEPTHWISE_SHAPES = [  # (C, output size, kernel, stride): MobileNet
+    (32, 56, 3, 1), (96, 28, 3, 2), (144, 28, 3, 1), (192, 14, 3, 2),
+    (384, 14, 3, 1), (576, 7, 3, 2), (64, 56, 3, 2), (960, 7, 3, 1),
+]
+POOL_SHAPES = [  # (C, input size, kernel, stride)
+    (64, 112, 3, 2), (64, 56, 2, 2), (128, 28, 2, 2), (256, 28, 3, 2),
+    (32, 112, 2, 2), (512, 14, 2, 2),
+]
+ELEMENTWISE_SHAPES = [
+    (1, 64, 56, 56), (1, 128, 28, 28), (1, 256, 14, 14), (128, 768),
+    (128, 3072), (1, 512, 7, 7), (384, 768), (1, 32, 112, 112),
+]
+
+
+@dataclass
+class Program:
+    name: str
+    family: str      # "single", "sequence", "lqcd"
+    kind: str        # the main op kind (for per-kind reports)
+    signature: str   # shape signature (the split keeps it on one side)
+    text: str
+
+
+def _sig(*parts) -> str:
+    return "|".join(str(p) for p in parts)
+
+
+def single_ops() -> list[Program]:
+    progs = []
+    for (m, n, k) in MATMUL_SHAPES:
+        progs.append(Program(f"matmul_{m}x{n}x{k}", "single", "matmul",
+                             _sig("mm", m, n, k), K.matmul(m, n, k)))
+    for (b, m, n, k) in BATCH_MATMUL_SHAPES:
+        progs.append(Program(f"batch_matmul_{b}x{m}x{n}x{k}", "single", "batch_matmul",
+                             _sig("bmm", b, m, n, k), K.batch_matmul(b, m, n, k)))
+    for i, (c, f, out, k, s) in enumerate(CONV_SHAPES):
+        size = (out - 1) * s + k
+        if i % 2 == 0:
+            progs.append(Program(f"conv2d_nchw_{c}x{f}x{out}_k{k}s{s}", "single", "conv_2d",
+                                 _sig("conv", c, f, out, k, s),
+                                 K.conv2d_nchw(1, c, size, size, f, k, k, s)))
+        else:
+            progs.append(Program(f"conv2d_nhwc_{c}x{f}x{out}_k{k}s{s}", "single", "conv_2d",
+                                 _sig("conv", c, f, out, k, s),
+                                 K.conv2d_nhwc(1, size, size, c, k, k, f, s)))
+    for (c, out, k, s) in DEPTHWISE_SHAPES:
+        size = (out - 1) * s + k
+        progs.append(Program(f"depthwise_{c}x{out}_k{k}s{s}", "single", "depthwise_conv_2d",
+                             _sig("dw", c, out, k, s),
+                             K.depthwise_conv2d_nhwc(1, size, size, c, k, k, s)))
+    for i, (c, size, k, s) in enumerate(POOL_SHAPES):
+        gen = K.maxpool_nchw if i % 2 == 0 else K.maxpool_nhwc
+        args = (1, c, size, size, k, s) if i % 2 == 0 else (1, size, size, c, k, s)
+        progs.append(Program(f"maxpool_{c}x{size}_k{k}s{s}", "single", "pooling",
+                             _sig("pool", c, size, k, s), gen(*args)))
+    for shape in ELEMENTWISE_SHAPES:
+        tag = "x".join(map(str, shape))
+        progs.append(Program(f"add_{tag}", "single", "add", _sig("add", tag), K.add(shape)))
+        progs.append(Program(f"relu_{tag}", "single", "generic", _sig("relu", tag), K.relu(shape)))
+    return progs
+
+
+# --- Random sequences of 5 ops ---------------------------------------------
+
+def random_sequence(rng: random.Random, index: int) -> Program:
+    """Five ops on a 2-D (matrix) or 4-D (image) value, each using the last."""
+    if rng.random() < 0.5:
+        m, n = rng.choice([(64, 256), (128, 256), (128, 512), (256, 128), (96, 384)])
+        t = K._t([m, n])
+        args = [f"%in: {t}"]
+        body, cur, cols = "", "%in", n
+        ops = []
+        for i in range(5):
+            op = rng.choice(["add", "matmul", "relu", "sigmoid", "softmax"])
+            ops.append(op)
+            v = f"v{i}"
+            tc = K._t([m, cols])
+            if op == "add":
+                args.append(f"%b{i}: {tc}")
+                body += (f"  %e_{v} = tensor.empty() : {tc}\n"
+                         f"  %{v} = linalg.add ins({cur}, %b{i} : {tc}, {tc}) outs(%e_{v} : {tc}) -> {tc}\n")
+            elif op == "matmul":
+                k2 = rng.choice([128, 256])
+                wt, ot = K._t([cols, k2]), K._t([m, k2])
+                args.append(f"%w{i}: {wt}")
+                body += (f"  %z_{v} = arith.constant 0.0 : f32\n  %e_{v} = tensor.empty() : {ot}\n"
+                         f"  %f_{v} = linalg.fill ins(%z_{v} : f32) outs(%e_{v} : {ot}) -> {ot}\n"
+                         f"  %{v} = linalg.matmul ins({cur}, %w{i} : {tc}, {wt}) outs(%f_{v} : {ot}) -> {ot}\n")
+                cols = k2
+            elif op == "relu":
+                body += K.elementwise_generic(op, v, cur, tc, 2, K.RELU_BODY)
+            elif op == "sigmoid":
+                body += K.elementwise_generic(op, v, cur, tc, 2, K.SIGMOID_BODY)
+            else:
+                body += K.softmax_rows_body(v, cur, m, cols)
+            cur = f"%{v}"
+        out = K._t([m, cols])
+        sig = _sig("seq2d", m, n, *ops)
+    else:
+        c, hw = rng.choice([(16, 32), (32, 16), (8, 64), (32, 32)])
+        shape = [1, c, hw, hw]
+        args = [f"%in: {K._t(shape)}"]
+        body, cur = "", "%in"
+        ops = []
+        for i in range(5):
+            op = rng.choice(["add", "relu", "conv_2d", "pooling", "sigmoid"])
+            ops.append(op)
+            v = f"v{i}"
+            t = K._t(shape)
+            if op == "add":
+                args.append(f"%b{i}: {t}")
+                body += (f"  %e_{v} = tensor.empty() : {t}\n"
+                         f"  %{v} = linalg.add ins({cur}, %b{i} : {t}, {t}) outs(%e_{v} : {t}) -> {t}\n")
+            elif op in ("relu", "sigmoid"):
+                body += K.elementwise_generic(op, v, cur, t, 4, K.RELU_BODY if op == "relu" else K.SIGMOID_BODY)
+            elif op == "conv_2d":  # 1x1 conv keeps the spatial size
+                f = rng.choice([8, 16, 32])
+                wt = K._t([f, shape[1], 1, 1])
+                out_shape = [1, f, shape[2], shape[3]]
+                ot = K._t(out_shape)
+                args.append(f"%w{i}: {wt}")
+                body += (f"  %z_{v} = arith.constant 0.0 : f32\n  %e_{v} = tensor.empty() : {ot}\n"
+                         f"  %f_{v} = linalg.fill ins(%z_{v} : f32) outs(%e_{v} : {ot}) -> {ot}\n"
+                         f"  %{v} = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+                         f"strides = dense<1> : tensor<2xi64>}} ins({cur}, %w{i} : {t}, {wt}) "
+                         f"outs(%f_{v} : {ot}) -> {ot}\n")
+                shape = out_shape
+            else:  # 2x2 max pooling, stride 2
+                if shape[2] < 4:
+                    body += K.elementwise_generic("relu", v, cur, t, 4, K.RELU_BODY)
+                    cur = f"%{v}"
+                    continue
+                out_shape = [1, shape[1], shape[2] // 2, shape[3] // 2]
+                ot = K._t(out_shape)
+                body += (f"  %z_{v} = arith.constant -3.40282347E+38 : f32\n  %e_{v} = tensor.empty() : {ot}\n"
+                         f"  %f_{v} = linalg.fill ins(%z_{v} : f32) outs(%e_{v} : {ot}) -> {ot}\n"
+                         f"  %win_{v} = tensor.empty() : {K._t([2, 2])}\n"
+                         f"  %{v} = linalg.pooling_nchw_max {{dilations = dense<1> : tensor<2xi64>, "
+                         f"strides = dense<2> : tensor<2xi64>}} ins({cur}, %win_{v} : {t}, {K._t([2, 2])}) "
+                         f"outs(%f_{v} : {ot}) -> {ot}\n")
+                shape = out_shape
+            cur = f"%{v}"
+        out = K._t(shape)
+        sig = _sig("seq4d", c, hw, *ops)
+    text = (f"func.func @main({', '.join(args)}) -> {out} {{\n{body}"
+            f"  return {cur} : {out}\n}}\n")
+    return Program(f"sequence_{index:03d}", "sequence", "sequence", sig, text)
+
+
+def lqcd_contraction(rng: random.Random, index: int) -> Program:
+    """An LQCD-style contraction: 8-9 loops, a reduction over spin/colour
+    indices and an offset (shifted) site access, as in quark propagators."""
+    L = rng.choice([4, 6, 8])
+    shift = rng.choice([1, 2])
+    # Loops: t x a b i j k l (+ an outer site block y when deep=True).
+    deep = rng.random() < 0.5
+    n_y = 2 if deep else 1
+    return Program(f"lqcd_{index:03d}", "lqcd", "lqcd", _sig("lqcd", n_y, L, shift),
+                   K.lqcd_contraction(n_y, L, shift))
+
+
+def all_programs(seed: int = 0, sequences: int = 24, lqcd: int = 8) -> list[Program]:
+    rng = random.Random(seed)
+    progs = single_ops()
+    progs += [random_sequence(rng, i) for i in range(sequences)]
+    progs += [lqcd_contraction(rng, i) for i in range(lqcd)]
+    return progs
+
+
+def split(programs: list[Program], val_fraction: float, seed: int) -> tuple[list[Program], list[Program]]:
+    """Train/validation split by shape signature: no signature on both sides."""
+    sigs = sorted({p.signature for p in programs})
+    rng = random.Random(seed)
+    rng.shuffle(sigs)
+    n_val = max(1, round(len(sigs) * val_fraction))
+    val_sigs = set(sigs[:n_val])
+    train = [p for p in programs if p.signature not in val_sigs]
+    val = [p for p in programs if p.signature in val_sigs]
+    return train, val
+
+
+def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int = 8,
+                 val_fraction: float = 0.25) -> dict:
+    """Write the programs and a manifest; returns the manifest."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    progs = all_programs(seed, sequences, lqcd)
+    # De-duplicate identical signatures (random sequences may repeat).
+    seen, unique = set(), []
+    for p in progs:
+        if p.signature not in seen:
+            seen.add(p.signature)
+            unique.append(p)
+    train, val = split(unique, val_fraction, seed)
+    entries = []
+    for part, items in (("train", train), ("val", val)):
+        for p in items:
+            (out / f"{p.name}.mlir").write_text(p.text)
+            d = asdict(p)
+            del d["text"]
+            d.update(split=part, file=f"{p.name}.mlir",
+                     sha256=hashlib.sha256(p.text.encode()).hexdigest())
+            entries.append(d)
+    manifest = {"seed": seed, "sequences": sequences, "lqcd": lqcd,
+                "val_fraction": val_fraction, "programs": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def load_dataset(directory: str | Path, part: str | None = None) -> list[tuple[dict, str]]:
+    """(manifest entry, text) pairs of a dataset, optionally one split."""
+    directory = Path(directory)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    return [(e, (directory / e["file"]).read_text()) for e in manifest["programs"]
+            if part is None or e["split"] == part]
+
+
+GENERATORS: dict[str, Callable] = {"single": single_ops}

@@ -1,0 +1,193 @@
+"""Search baselines and demonstrations: random and structured schedule search.
+
+* ``random_schedule``: uniformly random legal decisions -- the C++ decoder
+  sampling from uniform logits, as an untrained agent explores.
+* ``structured_schedule``: the shape of schedules that work on CPUs -- tiled
+  parallelization of the parallel loops, tiling down to a vectorizable
+  tile, vectorization -- with random sizes among those the C++ masks allow.
+* ``search``: best of N sampled schedules per program, every candidate
+  measured by the :class:`~mlir_rl.measure.measurer.Measurer` (memoized,
+  checked against the unscheduled program's outputs).
+
+The best schedules found on the training split are also demonstrations for
+the behaviour-cloning warm start of PPO (``mlir_rl.rl.warmstart``).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from mlir_rl.core import Action, ActionKind, IllegalActionError, Module, layout
+from mlir_rl.stats import geomean
+
+
+def _uniform(obs: np.ndarray, mask: np.ndarray):
+    lay = layout()
+    return (np.zeros(lay.raw["kind_mask_size"], np.float32),
+            np.zeros(lay.raw["tile_mask_size"], np.float32),
+            np.zeros(lay.raw["pointer_mask_size"], np.float32))
+
+
+def random_schedule(module: Module, rng: random.Random) -> str:
+    """Uniformly random legal decisions until every op is complete (the C++
+    decoder, sampling from uniform logits)."""
+    module.schedule_with(_uniform, sample=True, seed=rng.getrandbits(63))
+    return module.schedule
+
+
+def _try(module: Module, op: int, action: Action) -> bool:
+    try:
+        module.apply(op, action)
+        return True
+    except IllegalActionError:
+        return False
+
+
+def _sizes(module: Module, op: int, kind: ActionKind,
+           prefer: Callable[[int, int, list[int]], int]) -> list[int]:
+    masks = module.masks(op)
+    loops = len(module.op(op).loop_bounds)
+    return [prefer(l, loops, masks.allowed_sizes(kind, l)) for l in range(loops)]
+
+
+def structured_schedule(module: Module, rng: random.Random) -> str:
+    """Parallelize, tile to a vectorizable tile, vectorize; random sizes."""
+    TP, TF, T, V, NT = (ActionKind.TILED_PARALLELIZATION, ActionKind.TILED_FUSION,
+                        ActionKind.TILING, ActionKind.VECTORIZATION,
+                        ActionKind.NO_TRANSFORMATION)
+    for op in module.traversal_order():
+        if module.op(op).done:
+            continue
+        masks = module.masks(op)
+        if masks.allowed(TP) and rng.random() < 0.85:
+            kind = TF if masks.allowed(TF) and rng.random() < 0.3 else TP
+
+            def par(l, n, allowed):
+                big = [s for s in allowed if s >= 4]
+                return rng.choice(big) if big and rng.random() < 0.7 else rng.choice(allowed)
+            _try(module, op, Action(kind, _sizes(module, op, kind, par)))
+        for _ in range(2):
+            masks = module.masks(op)
+            if module.op(op).done or masks.allowed(V) or not masks.allowed(T):
+                break
+
+            def small(l, n, allowed):
+                if l == n - 1:
+                    pick = [s for s in allowed if s >= 8] or allowed
+                else:
+                    pick = [s for s in allowed if 1 <= s <= 8] or allowed
+                return rng.choice(pick)
+            _try(module, op, Action(T, _sizes(module, op, T, small)))
+        if module.op(op).done:
+            continue
+        if module.masks(op).allowed(V) and rng.random() < 0.95:
+            _try(module, op, Action(V))
+        else:
+            _try(module, op, Action(NT))
+    return module.schedule
+
+
+SAMPLERS = {"random": random_schedule, "structured": structured_schedule}
+
+
+@dataclass
+class SearchResult:
+    name: str
+    best_schedule: str
+    best_speedup: float
+    tried: int
+    speedups: list[float] = field(default_factory=list)
+
+
+def search(measurer, name: str, text: str, budget: int, sampler: str = "structured",
+           seed: int = 0, cut_at: Optional[float] = 1.0,
+           candidates: Sequence[str] = ()) -> SearchResult:
+    """Best of ``budget`` sampled schedules of one program (distinct ones
+    measured; a schedule sampled twice costs one measurement).
+
+    The unscheduled program is the floor: ``best_schedule`` is "" (and
+    ``best_speedup`` 1.0) unless a measured schedule is faster.
+    ``cut_at``: a candidate is stopped at its first call slower than this x
+    the unscheduled program (it cannot be the best); None measures every
+    candidate fully. ``candidates``: schedules measured first, in addition
+    to the budget (e.g. a policy's own schedule, so that the best is at
+    least as good as it)."""
+    rng = random.Random(seed)
+    best, best_s, speedups, seen = "", 1.0, [], set()
+
+    def draws():
+        yield from candidates
+        for _ in range(budget):
+            yield SAMPLERS[sampler](Module.parse(text, name), rng)
+    for sched in draws():
+        if sched in seen or not sched:
+            continue
+        seen.add(sched)
+        s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut_at))
+        speedups.append(s)
+        if s > best_s:
+            best, best_s = sched, s
+    return SearchResult(name, best, best_s, len(seen), speedups)
+
+
+@dataclass
+class SearchConfig:
+    """``mlir-rl search``: best-of-N search on every program of a split."""
+
+    dataset: str = field(default="runs/dataset", metadata={"help": "dataset directory"})
+    split: str = field(default="train", metadata={"help": "split to search"})
+    budget: int = field(default=16, metadata={"help": "schedules sampled per program"})
+    sampler: str = field(default="structured", metadata={"help": "structured or random"})
+    runs: int = field(default=1, metadata={"help": "timed runs per measurement (median)"})
+    threads: int = field(default=2, metadata={"help": "OpenMP threads of measurements"})
+    seed: int = field(default=0, metadata={"help": "seed of the sampler"})
+    memo: str = field(default="runs/measurements.sqlite", metadata={"help": "measurement memo"})
+    output: str = field(default="runs/search.json", metadata={"help": "results (JSON)",
+                                                            "flags": ("-o", "--output")})
+    policy: Optional[str] = field(default=None, metadata={
+        "help": "also measure this ONNX policy's schedule of each program (demonstrations "
+                "for fine-tuning it: the best of both)"})
+
+
+def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
+    """Best-of-``budget`` search on every program of a split; writes JSON."""
+    import json
+    from pathlib import Path
+
+    from mlir_rl.data.dataset import load_dataset
+    from mlir_rl.measure.executor import ExecConfig
+    from mlir_rl.measure.measurer import MeasureConfig, Measurer
+    if cfg.sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {cfg.sampler!r}; valid: {', '.join(SAMPLERS)}")
+    progs = [(e["name"], text) for e, text in load_dataset(cfg.dataset, cfg.split)]
+    results = []
+    items = progs
+    if progress:
+        from tqdm import tqdm
+        items = tqdm(progs, desc=f"search {cfg.sampler} x{cfg.budget}", unit="program")
+    with Measurer(MeasureConfig(exec=ExecConfig(runs=cfg.runs, threads=cfg.threads),
+                                memo_path=cfg.memo)) as measurer:
+        for i, (name, text) in enumerate(items):
+            extra = []
+            if cfg.policy is not None:
+                pm = Module.parse(text, name)
+                pm.schedule_with_policy(cfg.policy)
+                extra.append(pm.schedule)
+            r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
+                       candidates=extra)
+            entry = {"name": name, "best_schedule": r.best_schedule,
+                     "best_speedup": r.best_speedup, "tried": r.tried}
+            if extra:
+                entry["policy_schedule"] = extra[0]
+                entry["best_is_policy"] = r.best_schedule == extra[0]
+            results.append(entry)
+            Path(cfg.output).write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def summary(results: list[dict]) -> float:
+    """Geomean of the best speedups of a search's results."""
+    return geomean(r["best_speedup"] for r in results)

@@ -1,0 +1,130 @@
+"""Measurements: the worker process, the SQLite memo, the measurer's policy."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mlir_rl.data import kernels as K
+from mlir_rl.measure.executor import ExecConfig, Executor
+from mlir_rl.measure.measurer import MeasureConfig, Measurer, measurement_context
+from mlir_rl.measure.memo import Measurement, MeasurementMemo, module_hash
+
+
+def test_memo_survives_sigkill(tmp_path):
+    """A writer killed with SIGKILL loses no committed measurement."""
+    path = tmp_path / "c.sqlite"
+    code = (f"from mlir_rl.measure.memo import *; c = MeasurementMemo({str(path)!r});\n"
+            "import os, signal\n"
+            "for i in range(20): c.put('h', f's{i}', 'host', 'ctx', Measurement('ok', i * 1.0, 0, 0))\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, "-c", code])
+    assert r.returncode == -signal.SIGKILL
+    c = MeasurementMemo(path)
+    assert len(c) == 20 and c.get("h", "s19", "host", "ctx").median_s == 19.0
+    assert c.get("h", "nope", "host", "ctx") is None and c.hit_rate == 0.5
+
+
+def test_memo_key_holds_the_measurement_context(tmp_path):
+    """Runs, warm-up, seed, threads and the compiler are part of the key: a
+    measurement made one way is not reused for another."""
+    a = measurement_context(ExecConfig(runs=1))
+    assert a != measurement_context(ExecConfig(runs=3))
+    assert a != measurement_context(ExecConfig(warmup=2))
+    assert a != measurement_context(ExecConfig(seed=1))
+    assert a != measurement_context(ExecConfig(threads=1))
+    assert "compiler=" in a
+    text = K.add([8, 8])
+    path = str(tmp_path / "m.sqlite")
+    with Measurer(MeasureConfig(exec=ExecConfig(runs=1), memo_path=path)) as one:
+        one.measure(text, "0: T(4,4)")
+        assert one.measurements == 2  # the baseline and the schedule
+    with Measurer(MeasureConfig(exec=ExecConfig(runs=1), memo_path=path)) as same:
+        same.measure(text, "0: T(4,4)")
+        assert same.measurements == 0
+    with Measurer(MeasureConfig(exec=ExecConfig(runs=2), memo_path=path)) as other:
+        other.measure(text, "0: T(4,4)")
+        assert other.measurements == 2
+
+
+def test_executor_isolates_crashes_and_hangs():
+    with Executor(ExecConfig()) as ex:
+        m, out = ex.measure(K.add([8, 8]), "0: T(4,4)", timeout_s=60)
+        assert m.ok and out is not None
+        m, _ = ex.measure("this is not MLIR", "", timeout_s=60)
+        assert m.status == "compile_failed"
+        m, _ = ex.measure(K.matmul(64, 256, 128), "", timeout_s=0.001)
+        assert m.status == "timeout"
+        m, _ = ex.measure(K.add([8, 8]), "", timeout_s=60)  # restarted
+        assert m.ok
+
+
+def test_worker_ends_with_its_parent(tmp_path):
+    """A worker whose parent is killed (no atexit, daemon children not
+    reaped) stops instead of running its kernel on."""
+    pidfile = tmp_path / "worker.pid"
+    code = ("import os, signal, threading, time\n"
+            "from mlir_rl.data import kernels as K\n"
+            "from mlir_rl.measure.executor import ExecConfig, Executor\n"
+            "ex = Executor(ExecConfig(runs=50))\n"
+            "ex._start()\n"
+            f"open({str(pidfile)!r}, 'w').write(str(ex._proc.pid))\n"
+            "threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()\n"
+            "ex.measure(K.matmul(512, 512, 512), '', timeout_s=600)\n")
+    r = subprocess.run([sys.executable, "-c", code])
+    assert r.returncode == -signal.SIGKILL
+    pid = int(pidfile.read_text())
+    for _ in range(40):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.25)
+    os.kill(pid, signal.SIGKILL)
+    pytest.fail("the worker outlived its parent")
+
+
+def test_search_cut_is_a_memoized_lower_bound(tmp_path):
+    """A search stops a candidate slower than its cut (here 1/1000 of the
+    unscheduled time, floored at 20 ms); the memo keeps the cut as a lower
+    bound that only searches use."""
+    text = K.matmul(384, 384, 384)
+    with Measurer(MeasureConfig(memo_path=str(tmp_path / "m.sqlite"))) as e:
+        base = e.baseline(text)
+        assert base.ok and base.median_s > 0.03, base  # above the floor
+        n = len(e.memo)
+        cut = e.measure(text, "1: T(1,1,1)", cut_at=1e-3)  # scalar tiles: slow
+        assert cut.status == "cut" and cut.median_s >= 0.02, cut
+        assert len(e.memo) == n + 1  # memoized as a lower bound...
+        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3) == cut  # ...for searches
+        full = e.measure(text, "1: T(1,1,1)")  # not for a full verdict
+        assert full.status == "ok" and len(e.memo) == n + 1
+        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3).status == "ok"
+
+
+def test_wrong_outputs_are_caught(tmp_path):
+    """Every scheduled measurement is checked against the unscheduled
+    program: a 'schedule' that changes the program is wrong_output, never a
+    speedup."""
+    text = K.add([8, 8])
+    changed = text.replace("linalg.add", "linalg.sub")
+    with Measurer() as e:
+        base = e.baseline(text)
+        h = module_hash(text)
+        assert base.ok and h in e._references
+        # Measure the changed program against the original's reference.
+        m, _ = e._executor().measure(changed, "", 60, reference=e._references[h])
+        assert m.status == "wrong_output"
+
+
+def test_large_vector_tiles_run():
+    """Regression: vectorized 4x8x64 tiles once overflowed the stack (allocas
+    in loops from vector-to-scf); measured in the worker, so a crash is a
+    status, not a dead test run."""
+    with Executor(ExecConfig()) as ex:
+        text = K.matmul(64, 256, 128)
+        ref, out = ex.measure(text, "", timeout_s=120)
+        m, _ = ex.measure(text, "1: T(4,8,64) V", timeout_s=120, reference=out)
+        assert m.status == "ok", m.detail

@@ -1,0 +1,40 @@
+"""The shipped policy's decisions are pinned: a refactoring that changes what
+it chooses on the dataset (training and validation splits) or the unseen
+kernels of `mlir-rl check-policy` fails here. Retraining the policy
+regenerates the file: `python test/python/test_shipped_policy.py --record`."""
+import json
+import sys
+from pathlib import Path
+
+import mlir_rl
+
+FIXTURE = Path(__file__).parent / "data" / "shipped_schedules.json"
+
+
+def _programs() -> dict[str, str]:
+    from mlir_rl.data import dataset, suites
+    texts = {f"data/{p.name}": p.text for p in dataset.all_programs()}
+    texts.update({f"unseen/{n}": t for n, t in suites.unseen_suite().items()})
+    return texts
+
+
+def _schedules() -> dict[str, str]:
+    out = {}
+    for name, text in _programs().items():
+        m = mlir_rl.Module.parse(text, name)
+        m.schedule_with_policy()
+        out[name] = m.schedule
+    return out
+
+
+def test_shipped_policy_chooses_the_recorded_schedules():
+    recorded = json.loads(FIXTURE.read_text())["schedules"]
+    now = _schedules()
+    assert set(now) == set(recorded)
+    changed = {k: (recorded[k], now[k]) for k in now if now[k] != recorded[k]}
+    assert not changed, changed
+
+
+if __name__ == "__main__" and "--record" in sys.argv:
+    FIXTURE.write_text(json.dumps({"note": json.loads(FIXTURE.read_text())["note"],
+                                   "schedules": _schedules()}, indent=1, sort_keys=True) + "\n")
