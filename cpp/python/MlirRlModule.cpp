@@ -332,6 +332,8 @@ NB_MODULE(_core, m) {
         "The first line of a dump-schedule file.");
   m.def("read_schedule_header", &readScheduleHeaderText, "text"_a,
         "The schedule of a dump-schedule file (None without its header).");
+  m.def("clear_policy_memos", &clearPolicyMemos,
+        "Forget what the ONNX policies memoized (for cold-start timings).");
   m.def("terminal_mask", []() { return toNumpy(getTerminalMask()); },
         "The flat mask when no decision is left (only NT).");
   m.def("policy_input_names", &getPolicyInputNames);
@@ -443,6 +445,7 @@ NB_MODULE(_core, m) {
              nb::dict d;
              d["ops"] = info.ops;
              d["inferences"] = info.inferences;
+             d["memo_hits"] = info.memoHits;
              d["inference_seconds"] = info.inferenceSeconds;
              d["applications"] = info.applications;
              d["apply_seconds"] = info.applySeconds;
@@ -489,6 +492,7 @@ NB_MODULE(_core, m) {
              nb::dict d;
              d["ops"] = info.ops;
              d["inferences"] = info.inferences;
+             d["memo_hits"] = info.memoHits;
              d["inference_seconds"] = info.inferenceSeconds;
              d["applications"] = info.applications;
              d["apply_seconds"] = info.applySeconds;

@@ -26,13 +26,22 @@ namespace mlir::rl {
 namespace {
 /// Policies are loaded once per process and shared by all Programs (an
 /// environment creates many), as the pass keeps one per pass instance.
-OnnxPolicy *getSharedPolicy(const std::string &model, const std::string &ortLib,
-                            std::string &error) {
+std::mutex &getPoliciesMutex() {
   static std::mutex mutex;
+  return mutex;
+}
+std::map<std::pair<std::string, std::string>, std::unique_ptr<OnnxPolicy>> &
+getPolicies() {
   static std::map<std::pair<std::string, std::string>,
                   std::unique_ptr<OnnxPolicy>>
       policies;
-  std::lock_guard<std::mutex> lock(mutex);
+  return policies;
+}
+
+OnnxPolicy *getSharedPolicy(const std::string &model, const std::string &ortLib,
+                            std::string &error) {
+  std::lock_guard<std::mutex> lock(getPoliciesMutex());
+  auto &policies = getPolicies();
   auto key = std::make_pair(model, ortLib);
   auto it = policies.find(key);
   if (it != policies.end())
@@ -108,9 +117,12 @@ struct Program::Impl {
     DiagnosticCollector collect(context.get(), error);
     if (failed(scheduler->scheduleWithPolicy(policy, options, stats, error)))
       return ApplyStatus::Illegal;
-    info = PolicyRunInfo{stats.ops,          stats.inferences,
-                         stats.inferenceSeconds, stats.applications,
-                         stats.applySeconds, stats.warnings};
+    info.ops = stats.ops;
+    info.inferences = stats.inferences;
+    info.inferenceSeconds = stats.inferenceSeconds;
+    info.applications = stats.applications;
+    info.applySeconds = stats.applySeconds;
+    info.warnings = stats.warnings;
     return ApplyStatus::Applied;
   }
 };
@@ -312,7 +324,10 @@ bool Program::scheduleWithPolicy(const std::string &model,
                  PolicyLogits &logits, std::string &err) {
     return policy->run(obs, mask, logits, err);
   };
-  return impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+  int64_t hits = policy->getNumMemoHits();
+  bool ok = impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+  info.memoHits = policy->getNumMemoHits() - hits;
+  return ok;
 }
 
 bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
@@ -478,6 +493,12 @@ std::string formatScheduleHeaderText(const std::string &schedule) {
 
 std::optional<std::string> readScheduleHeaderText(const std::string &text) {
   return readScheduleHeader(text);
+}
+
+void clearPolicyMemos() {
+  std::lock_guard<std::mutex> lock(getPoliciesMutex());
+  for (auto &entry : getPolicies())
+    entry.second->clearMemo();
 }
 
 std::vector<uint8_t> getTerminalMask() {

@@ -72,6 +72,7 @@ struct DemonstrationStep {
 struct PolicyRunInfo {
   int64_t ops = 0;
   int64_t inferences = 0;
+  int64_t memoHits = 0; // inferences answered by the policy's memo
   double inferenceSeconds = 0;
   int64_t applications = 0;
   double applySeconds = 0;
@@ -191,6 +192,9 @@ std::optional<std::string> readScheduleHeaderText(const std::string &text);
 
 /// The flat mask of an op that takes no decision (only NT).
 std::vector<uint8_t> getTerminalMask();
+
+/// Forgets what the process's ONNX policies memoized (cold-start timings).
+void clearPolicyMemos();
 
 /// The exported policy's input and output names.
 std::vector<std::string> getPolicyInputNames();

@@ -298,6 +298,11 @@ LogicalResult OnnxPolicy::run(ArrayRef<float> observation,
   return success();
 }
 
+void OnnxPolicy::clearMemo() {
+  std::lock_guard<std::mutex> lock(state->mutex);
+  state->memo.clear();
+}
+
 LogicalResult OnnxPolicy::runSession(ArrayRef<float> observation,
                                      ArrayRef<uint8_t> mask,
                                      PolicyLogits &logits,

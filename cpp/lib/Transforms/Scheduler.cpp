@@ -198,26 +198,17 @@ LogicalResult Scheduler::transform(linalg::LinalgOp op,
                                    std::string &error) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   Operation *root = func ? func.getOperation() : module.getOperation();
-  Region &rootRegion = root->getRegion(0);
   Operation *producer =
       action.producerId ? lookup(*action.producerId).getOperation() : nullptr;
 
-  // What the action may change: `top`, the op's ancestor directly in the
-  // function body (the op itself, or a loop nest of earlier actions), and,
-  // for a fusion, the uses of the producer's results. New ops appear where
-  // `top` was, between the untouched `prev` and `next`.
-  Operation *top = rootRegion.findAncestorOpInRegion(*op);
-  Operation *producerTop =
-      producer ? rootRegion.findAncestorOpInRegion(*producer) : nullptr;
-  if (producerTop == top)
-    producerTop = nullptr; // restored with `top`
-  if (!top) {
-    error = "internal error: the op is not in its function's body";
-    return failure();
-  }
+  // What the action may change: the op itself (replaced, or modified in
+  // place), the uses of its results, and for a fusion the uses of the
+  // producer's results. New ops appear where the op was, between its
+  // untouched neighbours `prev` and `next` in its block.
+  Operation *top = op.getOperation();
   Block *block = top->getBlock();
   Operation *prev = top->getPrevNode();
-  if (prev && prev == producerTop)
+  if (prev && prev == producer)
     prev = prev->getPrevNode();
   Operation *next = top->getNextNode();
 
@@ -260,7 +251,7 @@ LogicalResult Scheduler::transform(linalg::LinalgOp op,
     SmallVector<Operation *> out;
     for (Operation *it = prev ? prev->getNextNode() : &block->front();
          it && it != next; it = it->getNextNode())
-      if (it != producerTop)
+      if (it != producer)
         out.push_back(it);
     return out;
   };
@@ -286,19 +277,25 @@ LogicalResult Scheduler::transform(linalg::LinalgOp op,
       if (failed(verify(root)))
         result = failure();
     } else {
-      // What was replaced or modified, and every op using its results.
-      llvm::SmallPtrSet<Operation *, 16> verified(changed.begin(),
-                                                  changed.end());
+      // What was replaced or modified; every op using its results and every
+      // ancestor, by themselves (their regions did not change otherwise).
+      llvm::SmallPtrSet<Operation *, 16> seen(changed.begin(), changed.end());
       for (Operation *c : changed)
         if (failed(verify(c)))
           result = failure();
+      SmallVector<Operation *> others;
       for (Operation *c : changed)
         for (Value v : c->getResults())
           for (Operation *user : v.getUsers())
-            if (Operation *userTop = rootRegion.findAncestorOpInRegion(*user))
-              if (verified.insert(userTop).second &&
-                  succeeded(result) && failed(verify(userTop)))
-                result = failure();
+            if (seen.insert(user).second)
+              others.push_back(user);
+      for (Operation *a = block->getParentOp(); a && a != root;
+           a = a->getParentOp())
+        if (seen.insert(a).second)
+          others.push_back(a);
+      for (Operation *o : others)
+        if (succeeded(result) && failed(verify(o, /*verifyRecursively=*/false)))
+          result = failure();
     }
     if (failed(result))
       error += "the transformed IR does not verify";

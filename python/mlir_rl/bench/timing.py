@@ -116,16 +116,18 @@ class OverheadResult:
     pass_ms_per_op: tuple[float, float, float]
     schedule: str
     first_call_ms: float = 0.0  # includes loading the model (once per process)
+    memo_hit_rate: float = 0.0  # decisions answered by the policy's memo
 
     def row(self) -> str:
         def f(x):
             return f"{x[0]:7.3f} [{x[1]:.3f}, {x[2]:.3f}]"
-        return (f"{self.name:36s} {self.ops:4d} {self.inferences_per_op:5.2f}  "
+        return (f"{self.name:36s} {self.ops:4d} {self.inferences_per_op:5.2f} "
+                f"{self.memo_hit_rate:5.2f}  "
                 f"{f(self.inference_ms_per_op)}  {f(self.apply_ms_per_op)}  "
                 f"{f(self.pass_ms_per_op)}  {self.first_call_ms:8.1f}")
 
 
-OVERHEAD_HEADER = (f"{'module':36s} {'ops':>4s} {'inf/op':>5s}  "
+OVERHEAD_HEADER = (f"{'module':36s} {'ops':>4s} {'inf/op':>5s} {'memo':>5s}  "
                    f"{'inference ms/op [min, max]':26s}  {'transform ms/op [min, max]':26s}  "
                    f"{'pass ms/op [min, max]':26s}  {'1st call ms':>11s}")
 
@@ -139,11 +141,14 @@ def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
                      sample: bool = False) -> OverheadResult:
     """Schedule ``text`` with the policy ``repeat`` times (fresh each time).
 
-    Inference: ONNX Runtime calls; transform: transform-interpreter
-    applications; pass: the whole scheduling call (features, masks,
+    Inference: ONNX Runtime calls (each repetition starts with the policy's
+    memo empty, as a pass instance in mlir-opt does); transform: applying
+    the actions; pass: the whole scheduling call (features, masks,
     inference, decoding, application), all divided by the number of ops.
     """
     import time
+
+    from mlir_rl import _core
     base = Module.parse(text, name)
     # Load the ONNX session once (the pass loads it once per pass instance).
     t0 = time.perf_counter()
@@ -153,6 +158,7 @@ def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
     stats, m = {}, base
     for _ in range(repeat):
         m = base.fresh()
+        _core.clear_policy_memos()
         t0 = time.perf_counter()
         stats = m.schedule_with_policy(model, sample=sample)
         elapsed = time.perf_counter() - t0
@@ -162,6 +168,7 @@ def measure_overhead(name: str, text: str, model: str = "", repeat: int = 5,
         total.append(elapsed / n * 1e3)
     return OverheadResult(name=name, ops=stats["ops"],
                           inferences_per_op=stats["inferences"] / max(1, stats["ops"]),
+                          memo_hit_rate=stats["memo_hits"] / max(1, stats["inferences"]),
                           inference_ms_per_op=_stats(inf), apply_ms_per_op=_stats(app),
                           pass_ms_per_op=_stats(total), schedule=m.schedule,
                           first_call_ms=load_ms)

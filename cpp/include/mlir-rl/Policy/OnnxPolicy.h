@@ -54,6 +54,8 @@ public:
   /// 602 distinct of 1,591).
   LogicalResult run(ArrayRef<float> observation, ArrayRef<uint8_t> mask,
                     PolicyLogits &logits, std::string &error);
+  /// Forgets the memoized results.
+  void clearMemo();
   /// Inferences run and answered from the memo.
   int64_t getNumInferences() const { return numInferences; }
   int64_t getNumMemoHits() const { return numMemoHits; }

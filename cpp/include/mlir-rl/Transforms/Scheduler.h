@@ -8,11 +8,11 @@
 //
 // Applying an action: its precondition (the masks) is checked first; its
 // transform ops are built with builders and applied to the op (and, for a
-// fusion, its producer) directly. What the action can change is the op's
-// top-level ancestor in its function (cloned beforehand: a few ops, not the
-// function) and the uses of its results and of the fused producer's; if the
-// transformation fails or what it produced does not verify, exactly that is
-// put back.
+// fusion, its producer) directly. What the action can change is the op
+// itself (cloned beforehand: one op, not the function), which it replaces in
+// its block, and the uses of its results and of the fused producer's; if
+// the transformation fails or what it produced does not verify, exactly
+// that is put back.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLIR_RL_TRANSFORMS_SCHEDULER_H
