@@ -62,6 +62,19 @@ nb::dict tensorDict(const HostTensor &t) {
   return d;
 }
 
+/// What scheduling with a policy cost and did, for Python.
+nb::dict runInfoDict(const PolicyRunInfo &info) {
+  nb::dict d;
+  d["ops"] = info.ops;
+  d["inferences"] = info.inferences;
+  d["memo_hits"] = info.memoHits;
+  d["inference_seconds"] = info.inferenceSeconds;
+  d["applications"] = info.applications;
+  d["apply_seconds"] = info.applySeconds;
+  d["warnings"] = info.warnings;
+  return d;
+}
+
 int64_t layoutSize(const char *key) {
   static LayoutInfo info = getLayoutInfo();
   for (auto &[k, v] : info.sizes)
@@ -442,15 +455,7 @@ NB_MODULE(_core, m) {
              if (!p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                        error))
                throw std::runtime_error(error);
-             nb::dict d;
-             d["ops"] = info.ops;
-             d["inferences"] = info.inferences;
-             d["memo_hits"] = info.memoHits;
-             d["inference_seconds"] = info.inferenceSeconds;
-             d["applications"] = info.applications;
-             d["apply_seconds"] = info.applySeconds;
-             d["warnings"] = info.warnings;
-             return d;
+             return runInfoDict(info);
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0)
       .def("schedule_with",
@@ -489,15 +494,7 @@ NB_MODULE(_core, m) {
                throw *pending;
              if (!ok)
                throw std::runtime_error(error);
-             nb::dict d;
-             d["ops"] = info.ops;
-             d["inferences"] = info.inferences;
-             d["memo_hits"] = info.memoHits;
-             d["inference_seconds"] = info.inferenceSeconds;
-             d["applications"] = info.applications;
-             d["apply_seconds"] = info.applySeconds;
-             d["warnings"] = info.warnings;
-             return d;
+             return runInfoDict(info);
            },
            "policy"_a, "sample"_a = false, "seed"_a = 0,
            "Schedules every op as the pass does, with a Python policy: "

@@ -1,5 +1,6 @@
 """The mlir-rl CLI, the plugin in mlir-opt-22 and the mlir-rl-opt driver."""
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -88,3 +89,46 @@ def test_lowering_pipeline_is_registered(mlir_rl_opt):
     r = run(mlir_rl_opt, "-p", "builtin.module(mlir-rl-lower)", "-", input=text, check=True)
     assert "llvm.func @main" in r.stdout
     assert "one-shot-bufferize" in mlir_rl.lowering_pipeline()
+
+
+def test_every_command_parses_its_options(mlir_rl_cli):
+    """The options are generated from each command's dataclass."""
+    from mlir_rl.cli import build_parser
+    from mlir_rl.cli.commands import COMMANDS
+    for name in COMMANDS:
+        assert run(mlir_rl_cli, name, "--help").returncode == 0, name
+    args = build_parser().parse_args(["bench", "--suite", "models", "--compare", ""])
+    assert args.file is None and args.suite == "models" and args.compare == ""
+    args = build_parser().parse_args(["train", "c.toml", "--set", "a=1", "--set", "b=2"])
+    assert args.set == ["a=1", "b=2"] and args.workers is None
+    args = build_parser().parse_args(["overhead", "a.mlir", "b.mlir", "--repeat", "2"])
+    assert args.files == ["a.mlir", "b.mlir"] and args.repeat == 2
+    r = run(mlir_rl_cli, "bench", "--suite", "nope")
+    assert r.returncode == 2 and "no suite 'nope'" in r.stderr
+
+
+def test_layout_command_prints_layout_legality_and_kinds(mlir_rl_cli):
+    out = json.loads(run(mlir_rl_cli, "layout", check=True).stdout)
+    assert out["layout"]["hash"] == mlir_rl.layout().hash
+    assert out["legality"]["hash"] == mlir_rl.legality()["hash"]
+    assert [k["mnemonic"] for k in out["action_kinds"]] == [k.mnemonic for k in mlir_rl.action_kinds()]
+
+
+def test_ops_on_non_utf8_input_is_an_error_not_a_traceback(mlir_rl_cli, tmp_path):
+    f = tmp_path / "bad.mlir"
+    f.write_bytes(b"func.func @f() {\xff\xfe}\n")
+    r = run(mlir_rl_cli, "ops", str(f))
+    assert r.returncode == 2 and "not UTF-8" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_readme_python_example_runs():
+    """The README's Python example is code a user can paste."""
+    import re
+    root = Path(__file__).parents[2]
+    code = re.search(r"```python\n(.*?)```", (root / "README.md").read_text(), re.S)[1]
+    cwd = os.getcwd()
+    try:
+        os.chdir(root)
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)

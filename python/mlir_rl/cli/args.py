@@ -50,7 +50,9 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls) -> None:
                     kwargs["action"] = "append"
                     kwargs["nargs"] = None
             if positional:
-                if default is not None or is_list:
+                optional = (f.default is not dataclasses.MISSING
+                            or f.default_factory is not dataclasses.MISSING)
+                if optional:
                     kwargs.setdefault("nargs", "?")
                     kwargs["default"] = default
             else:
