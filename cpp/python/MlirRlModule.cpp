@@ -94,6 +94,11 @@ struct Masks {
                               (size_t)layoutSize("num_tile_sizes")});
   }
   nb::ndarray<nb::numpy, bool> pointer() const { return toBool(info.pointer); }
+  nb::ndarray<nb::numpy, bool> unsplit() const {
+    return toBool(info.unsplit, {(size_t)kNumTiledKinds,
+                                 (size_t)layoutSize("max_loops"),
+                                 (size_t)layoutSize("num_tile_sizes")});
+  }
   nb::ndarray<nb::numpy, uint8_t> flat() const {
     std::vector<uint8_t> out(info.kind);
     out.insert(out.end(), info.tile.begin(), info.tile.end());
@@ -163,6 +168,24 @@ Action toAction(nb::handle h) {
   throw nb::type_error("expected an Action or its text, e.g. 'TP(32,64,0)'");
 }
 
+/// A Python on_step(op_id, step, schedule_so_far) as a StepObserver (none
+/// for None). Its exception is kept for after the run: none may unwind
+/// through the C++ scheduler.
+StepObserver makeObserver(Program &p, nb::object fn,
+                          std::optional<nb::python_error> &pending) {
+  if (fn.is_none())
+    return nullptr;
+  return [&p, fn, &pending](int64_t id, const Step &step) {
+    if (pending)
+      return;
+    try {
+      fn(id, step, p.getScheduleText());
+    } catch (nb::python_error &e) {
+      pending.emplace(std::move(e));
+    }
+  };
+}
+
 } // namespace
 
 NB_MODULE(_core, m) {
@@ -207,9 +230,10 @@ NB_MODULE(_core, m) {
                    "the tile head")
       .def_prop_ro("parallel_only",
                    [](const ActionKindInfo &i) { return i.has(kParallelOnly); })
-      .def_prop_ro("needs_nonzero_size", [](const ActionKindInfo &i) {
-        return i.has(kNeedsNonZeroSize);
-      }, "decoding skips this kind when every sampled size is 0")
+      .def_prop_ro("needs_split", [](const ActionKindInfo &i) {
+        return i.has(kNeedsSplit);
+      }, "illegal when no loop gets a size above 0 and below its extent; "
+         "decoding then skips this kind")
       .def_prop_ro("parallelizes",
                    [](const ActionKindInfo &i) { return i.has(kParallelizes); })
       .def_prop_ro("fuses_producer",
@@ -258,6 +282,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("kind", &Masks::kind, nb::rv_policy::move)
       .def_prop_ro("tile", &Masks::tile, nb::rv_policy::move)
       .def_prop_ro("pointer", &Masks::pointer, nb::rv_policy::move)
+      .def_prop_ro("unsplit", &Masks::unsplit, nb::rv_policy::move,
+                   "[T, N, M]: choices that split no loop (size 0 or the "
+                   "loop's extent); a kind that needs a split is illegal "
+                   "when every loop's choice is one")
       .def("flat", &Masks::flat,
            "[kind, tile, pointer] flattened, as the policy's mask input")
       .def("allowed", &Masks::allowed, "kind"_a)
@@ -308,6 +336,8 @@ NB_MODULE(_core, m) {
       }, nb::rv_policy::move)
       .def_prop_ro("mask", [](const DemonstrationStep &d) { return toNumpy(d.mask); },
                    nb::rv_policy::move)
+      .def_prop_ro("unsplit", [](const DemonstrationStep &d) { return toNumpy(d.unsplit); },
+                   nb::rv_policy::move)
       .def_prop_ro("indices", [](const DemonstrationStep &d) {
         return toNumpy(toInt64(d.indices));
       }, nb::rv_policy::move);
@@ -341,6 +371,9 @@ NB_MODULE(_core, m) {
       throw nb::value_error(("malformed schedule '" + text + "': " + error).c_str());
     return out;
   }, "text"_a, "The schedule grammar: [(op id or None, [Action, ...]), ...].");
+  m.def("format_schedule", &formatScheduleText, "entries"_a,
+        "parse_schedule's inverse: [(op id or None, [Action, ...]), ...] as "
+        "text.");
   m.def("schedule_header", &formatScheduleHeaderText, "schedule"_a,
         "The first line of a dump-schedule file.");
   m.def("read_schedule_header", &readScheduleHeaderText, "text"_a,
@@ -449,17 +482,26 @@ NB_MODULE(_core, m) {
            "observation, mask and indices (the encoder for demonstrations).")
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
-              bool sample, uint64_t seed) {
+              bool sample, uint64_t seed, nb::object onStep) {
+             std::optional<nb::python_error> pending;
+             StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
-             if (!p.scheduleWithPolicy(model, ortLib, sample, seed, info,
-                                       error))
+             bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
+                                            error, observer);
+             if (pending)
+               throw *pending;
+             if (!ok)
                throw std::runtime_error(error);
              return runInfoDict(info);
            },
-           "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0)
+           "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
+           "on_step"_a = nb::none(),
+           "on_step(op_id, step, schedule_so_far), if given, is called before "
+           "each decoded step is applied.")
       .def("schedule_with",
-           [](Program &p, nb::callable fn, bool sample, uint64_t seed) {
+           [](Program &p, nb::callable fn, bool sample, uint64_t seed,
+              nb::object onStep) {
              // Python exceptions must not unwind through the C++ scheduler
              // (built without exceptions): catch, stop it, rethrow here.
              std::optional<nb::python_error> pending;
@@ -487,16 +529,22 @@ NB_MODULE(_core, m) {
                error = "the policy raised an exception";
                return false;
              };
+             std::optional<nb::python_error> pendingStep;
+             StepObserver observer = makeObserver(p, onStep, pendingStep);
              PolicyRunInfo info;
              std::string error;
-             bool ok = p.scheduleWithLogits(policy, sample, seed, info, error);
+             bool ok = p.scheduleWithLogits(policy, sample, seed, info, error,
+                                            observer);
              if (pending)
                throw *pending;
+             if (pendingStep)
+               throw *pendingStep;
              if (!ok)
                throw std::runtime_error(error);
              return runInfoDict(info);
            },
            "policy"_a, "sample"_a = false, "seed"_a = 0,
+           "on_step"_a = nb::none(),
            "Schedules every op as the pass does, with a Python policy: "
            "policy(observation, mask) -> (kind, tile, pointer) logits.")
       .def("policy_logits",

@@ -109,10 +109,12 @@ struct Program::Impl {
   std::unique_ptr<Scheduler> scheduler;
 
   ApplyStatus run(const PolicyFn &policy, bool sample, uint64_t seed,
-                  PolicyRunInfo &info, std::string &error) {
+                  PolicyRunInfo &info, std::string &error,
+                  const StepObserver &onStep) {
     PolicyRunOptions options;
     options.sample = sample;
     options.seed = seed;
+    options.onStep = onStep;
     PolicyStats stats;
     DiagnosticCollector collect(context.get(), error);
     if (failed(scheduler->scheduleWithPolicy(policy, options, stats, error)))
@@ -186,7 +188,7 @@ std::vector<float> Program::getOpFeatures(int64_t id) {
 
 MaskInfo Program::getMasks(int64_t id) {
   ActionMasks m = impl->scheduler->getMasks(id);
-  return MaskInfo{m.phase, m.kind, m.tile, m.pointer};
+  return MaskInfo{m.phase, m.kind, m.tile, m.pointer, m.unsplit};
 }
 
 StepStatus Program::apply(int64_t id, const Action &action,
@@ -279,9 +281,10 @@ bool Program::demonstrate(const std::string &text,
   }
   DiagnosticCollector collect(impl->context.get(), error);
   auto record = [&](int64_t id, const Step &step) {
+    ActionMasks masks = s.getMasks(id);
     steps.push_back(DemonstrationStep{id, s.getRecord(id)->state.getPhase(),
-                                      s.getObservation(id),
-                                      s.getMasks(id).flatten(), encode(step)});
+                                      s.getObservation(id), masks.flatten(),
+                                      masks.unsplit, encode(step)});
   };
   for (int64_t id : order) {
     std::vector<Action> actions = perOp[id];
@@ -316,7 +319,8 @@ bool Program::demonstrate(const std::string &text,
 bool Program::scheduleWithPolicy(const std::string &model,
                                  const std::string &ortLib, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
-                                 std::string &error) {
+                                 std::string &error,
+                                 const StepObserver &onStep) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
@@ -325,21 +329,24 @@ bool Program::scheduleWithPolicy(const std::string &model,
     return policy->run(obs, mask, logits, err);
   };
   int64_t hits = policy->getNumMemoHits();
-  bool ok = impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+  bool ok = impl->run(run, sample, seed, info, error, onStep) ==
+            ApplyStatus::Applied;
   info.memoHits = policy->getNumMemoHits() - hits;
   return ok;
 }
 
 bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
-                                 std::string &error) {
+                                 std::string &error,
+                                 const StepObserver &onStep) {
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
     std::vector<float> o(obs.begin(), obs.end());
     std::vector<uint8_t> m(mask.begin(), mask.end());
     return success(policy(o, m, logits.kind, logits.tile, logits.pointer, err));
   };
-  return impl->run(run, sample, seed, info, error) == ApplyStatus::Applied;
+  return impl->run(run, sample, seed, info, error, onStep) ==
+         ApplyStatus::Applied;
 }
 
 bool Program::getPolicyLogits(const std::string &model,
@@ -414,6 +421,11 @@ bool Program::time(const TimingOptions &options, TimingResult &result,
   if (failed(sig))
     return false;
   OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+  // Only the module's own functions are the JIT's entry points; nested
+  // modules (not translatable to one LLVM module) are left out of the copy.
+  for (ModuleOp nested :
+       llvm::make_early_inc_range(copy->getBody()->getOps<ModuleOp>()))
+    nested.erase();
   if (failed(lowerToLLVM(*copy, error)))
     return false;
   FailureOr<TimingResult> timing = timeFunction(*copy, *sig, options, error);
@@ -485,6 +497,15 @@ bool parseScheduleText(
 std::optional<Action> parseActionText(const std::string &text,
                                       std::string &error) {
   return parseAction(text, error);
+}
+
+std::string formatScheduleText(
+    const std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>>
+        &entries) {
+  ExplicitSchedule s;
+  for (const auto &[id, actions] : entries)
+    s.entries.push_back({id, actions});
+  return formatSchedule(s);
 }
 
 std::string formatScheduleHeaderText(const std::string &schedule) {

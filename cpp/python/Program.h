@@ -45,6 +45,7 @@ struct MaskInfo {
   std::vector<uint8_t> kind;    // [A]
   std::vector<uint8_t> tile;    // [T][N][M], T = tiled kinds
   std::vector<uint8_t> pointer; // [N]
+  std::vector<uint8_t> unsplit; // [T][N][M]: choices that split no loop
 };
 
 /// Status codes of applying a decision (mirrors Scheduler's ApplyStatus).
@@ -65,6 +66,7 @@ struct DemonstrationStep {
   DecisionPhase phase; // which decision it was
   std::vector<float> observation;
   std::vector<uint8_t> mask;
+  std::vector<uint8_t> unsplit;
   std::vector<int> indices;
 };
 
@@ -85,6 +87,9 @@ using LogitsFn = std::function<bool(
     const std::vector<float> &observation, const std::vector<uint8_t> &mask,
     std::vector<float> &kind, std::vector<float> &tile,
     std::vector<float> &pointer, std::string &error)>;
+
+/// Told each decoded step (op id, step) before it is applied.
+using StepObserver = std::function<void(int64_t id, const Step &step)>;
 
 class Program {
 public:
@@ -129,10 +134,12 @@ public:
   /// as the pass does. Returns false and sets `error` on a model problem.
   bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
                           bool sample, uint64_t seed, PolicyRunInfo &info,
-                          std::string &error);
+                          std::string &error,
+                          const StepObserver &onStep = nullptr);
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
-                          PolicyRunInfo &info, std::string &error);
+                          PolicyRunInfo &info, std::string &error,
+                          const StepObserver &onStep = nullptr);
   /// The ONNX policy's logits (kind, tile, pointer) for op `id` now.
   bool getPolicyLogits(const std::string &model, const std::string &ortLib,
                        int64_t id, std::vector<float> &kind,
@@ -186,6 +193,10 @@ bool parseScheduleText(
     std::string &error);
 std::optional<Action> parseActionText(const std::string &text,
                                       std::string &error);
+/// parseScheduleText's inverse.
+std::string formatScheduleText(
+    const std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>>
+        &entries);
 /// The header line of dump-schedule files, and reading it back.
 std::string formatScheduleHeaderText(const std::string &schedule);
 std::optional<std::string> readScheduleHeaderText(const std::string &text);

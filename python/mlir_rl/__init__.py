@@ -23,6 +23,7 @@ from mlir_rl.core import (  # noqa: F401
     Timing,
     action_kinds,
     default_model_path,
+    format_schedule,
     layout,
     legality,
     lowering_pipeline,

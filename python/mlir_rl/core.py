@@ -119,6 +119,11 @@ def parse_schedule(text: str) -> list[tuple[Optional[int], list[Action]]]:
         raise ScheduleError(str(e)) from None
 
 
+def format_schedule(entries: Sequence[tuple[Optional[int], Sequence[Action]]]) -> str:
+    """:func:`parse_schedule`'s inverse (the grammar is C++'s)."""
+    return _core.format_schedule([(i, list(a)) for i, a in entries])
+
+
 def schedule_header(schedule: str) -> str:
     """The first line of a ``dump-schedule`` file."""
     return _core.schedule_header(schedule)
@@ -185,6 +190,9 @@ Logits = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 PolicyCallable = Callable[[np.ndarray, np.ndarray], Logits]
 """A policy: (observation, flat mask) -> logits."""
+
+StepCallback = Callable[[int, "Step", str], None]
+"""Told (op id, decoded step, the schedule so far) before a step is applied."""
 
 
 class Module:
@@ -315,24 +323,28 @@ class Module:
             raise ScheduleError(str(e)) from None
 
     def schedule_with_policy(self, model: str | Path = "", ort_lib: str = "",
-                             sample: bool = False, seed: int = 0) -> dict:
+                             sample: bool = False, seed: int = 0,
+                             on_step: Optional[StepCallback] = None) -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings.
+        ``on_step(op_id, step, schedule_so_far)`` is called before each step
+        is applied.
         """
         try:
-            return self._program.schedule_with_policy(str(model), ort_lib, sample, seed)
+            return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
+                                                      on_step)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 
     def schedule_with(self, policy: PolicyCallable, sample: bool = False,
-                      seed: int = 0) -> dict:
+                      seed: int = 0, on_step: Optional[StepCallback] = None) -> dict:
         """Schedule every op with a Python policy (e.g. a PyTorch actor),
         driven by the same C++ loop as the pass: ``policy(observation, mask)``
         returns (kind, tile, pointer) logits."""
         try:
-            return self._program.schedule_with(policy, sample, seed)
+            return self._program.schedule_with(policy, sample, seed, on_step)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

@@ -32,7 +32,7 @@ def test_kind_table_is_complete():
     assert lay.mask_size == (lay.raw["kind_mask_size"] + lay.raw["tile_mask_size"]
                              + lay.raw["pointer_mask_size"])
     assert [k.mnemonic for k in kinds if k.terminal] == ["V", "NT"]
-    assert [k.mnemonic for k in kinds if k.needs_nonzero_size] == ["TP", "TF"]
+    assert [k.mnemonic for k in kinds if k.needs_split] == ["TP", "TF"]
 
 
 def test_grammar_round_trips():

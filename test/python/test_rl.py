@@ -69,7 +69,8 @@ def _logits_for(module, op, seed, zero_bias=0.0):
 def test_log_prob_is_the_cpp_samplers_distribution(zero_bias):
     """action_log_prob is the probability of what the C++ sampled decoder
     executes: empirical frequencies of 4,000 C++ draws agree with it, also
-    when TP/TF often draw only zeros and are skipped."""
+    when TP/TF often split no loop (sizes 0 or the whole extent) and are
+    skipped."""
     m = mlir_rl.Module.parse(K.add([4, 2]))  # 2 parallel loops: TP/TF draw (0,0) often
     op = m.traversal_order()[0]
     logits = _logits_for(m, op, seed=3, zero_bias=zero_bias)
@@ -81,7 +82,8 @@ def test_log_prob_is_the_cpp_samplers_distribution(zero_bias):
     acts = torch.tensor([list(k) for k in counts])
     phase = torch.full((len(acts),), int(m.masks(op).phase))
     rep = Logits(*(x.repeat(len(acts), *([1] * (x.dim() - 1))) for x in logits))
-    logp, _ = action_log_prob(rep, phase, acts)
+    unsplit = torch.from_numpy(m.masks(op).unsplit)[None].repeat(len(acts), 1, 1, 1)
+    logp, _ = action_log_prob(rep, phase, acts, unsplit)
     p = logp.exp().numpy()
     freq = np.array([counts[tuple(a.tolist())] / n for a in acts])
     # Every frequent outcome within 4 standard errors of its probability.
@@ -101,7 +103,8 @@ def test_log_prob_of_executed_actions_is_finite():
             logits.pointer[0].detach().numpy())
     acts = torch.tensor(np.stack([m.encode(m.decode(1, flat, sample=True, seed=s))
                                   for s in range(16)]))
-    logp, ent = action_log_prob(logits, torch.zeros(16, dtype=torch.long), acts)
+    unsplit = torch.from_numpy(m.masks(1).unsplit)[None].repeat(16, 1, 1, 1)
+    logp, ent = action_log_prob(logits, torch.zeros(16, dtype=torch.long), acts, unsplit)
     assert torch.isfinite(logp).all() and (logp <= 0).all() and (ent >= 0).all()
 
 

@@ -18,6 +18,7 @@ ActionMasks ActionMasks::onlyNoTransformation(const FeatureLayout &layout) {
   m.kind[(int)ActionKind::NoTransformation] = 1;
   m.tile.assign(layout.getTileMaskSize(), 0);
   m.pointer.assign(layout.maxLoops, 0);
+  m.unsplit.assign(layout.getTileMaskSize(), 1);
   return m;
 }
 
@@ -50,6 +51,7 @@ ActionMasks computeActionMasks(linalg::LinalgOp op,
   m.kind.assign(kNumActionKinds, 0);
   m.tile.assign(layout.getTileMaskSize(), 0);
   m.pointer.assign(N, 0);
+  m.unsplit.assign(layout.getTileMaskSize(), 1);
   auto setKind = [&](ActionKind k) { m.kind[(int)k] = 1; };
   auto tileAt = [&](int which, int loop, int c) -> uint8_t & {
     return m.tile[(which * N + loop) * M + c];
@@ -81,9 +83,11 @@ ActionMasks computeActionMasks(linalg::LinalgOp op,
     for (int c = 1; c < M; ++c) {
       int64_t size = layout.tileCandidates[c];
       bool fits = !ShapedType::isDynamic(bounds[l]) && size <= bounds[l];
-      for (int which = 0; which < kNumTiledKinds; ++which)
+      for (int which = 0; which < kNumTiledKinds; ++which) {
         tileAt(which, l, c) =
             fits && (parallel || !kActionKinds[which].has(kParallelOnly));
+        m.unsplit[(which * N + l) * M + c] = !fits || size == bounds[l];
+      }
     }
   }
 
@@ -169,10 +173,10 @@ LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
                " loops";
       return failure();
     }
-    bool anyNonZero = false;
+    bool anySplit = false;
     for (int l = 0; l < numLoops; ++l) {
       int64_t size = action.sizes[l];
-      anyNonZero |= size != 0;
+      anySplit |= size != 0 && size < bounds[l];
       int c = layout.getTileIndex(size);
       if (c < 0) {
         std::string cands;
@@ -189,14 +193,19 @@ LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
         reason = what + ": loop " + std::to_string(l) +
                  " is a reduction loop; " + info.mnemonic +
                  " tiles parallel loops only (use 0)";
+      else if (ShapedType::isDynamic(bounds[l]))
+        reason = what + ": loop " + std::to_string(l) +
+                 " has a dynamic extent (an earlier tile size does not "
+                 "divide it): only 0 is allowed";
       else
         reason = what + ": tile size " + std::to_string(size) +
                  " exceeds the extent " + std::to_string(bounds[l]) +
                  " of loop " + std::to_string(l);
       return failure();
     }
-    if (!anyNonZero && info.has(kNeedsNonZeroSize)) {
-      reason = what + " needs at least one non-zero tile size";
+    if (!anySplit && info.has(kNeedsSplit)) {
+      reason = what + " splits no loop: it needs a tile size above 0 and "
+                      "below its loop's extent on at least one loop";
       return failure();
     }
   }

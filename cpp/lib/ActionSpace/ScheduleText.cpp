@@ -131,7 +131,24 @@ std::optional<ExplicitSchedule> parseSchedule(StringRef text,
     }
     schedule.entries.push_back(std::move(entry));
   }
+  if (schedule.entries.empty() && !text.trim().empty()) {
+    error = "the schedule has no entries (\"<op id>: <actions>; ...\")";
+    return std::nullopt;
+  }
   return schedule;
+}
+
+std::string formatSchedule(const ExplicitSchedule &schedule) {
+  std::string out;
+  for (const ExplicitSchedule::Entry &entry : schedule.entries) {
+    if (!out.empty())
+      out += "; ";
+    std::string actions;
+    for (const Action &a : entry.actions)
+      actions += (actions.empty() ? "" : " ") + a.str();
+    out += entry.opId ? std::to_string(*entry.opId) + ": " + actions : actions;
+  }
+  return out;
 }
 
 static constexpr const char kHeaderPrefix[] = "// Schedule: ";

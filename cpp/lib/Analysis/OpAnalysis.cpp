@@ -128,6 +128,13 @@ LogicalResult checkSupported(linalg::LinalgOp op, const FeatureLayout &layout,
       return failure();
     }
   }
+  SmallVector<int64_t> bounds = getLoopBounds(op);
+  for (size_t l = 0; l < bounds.size(); ++l)
+    if (bounds[l] == 0) {
+      reason = "loop " + std::to_string(l) +
+               " has extent 0 (an empty iteration space: nothing to schedule)";
+      return failure();
+    }
   for (AffineMap map : op.getIndexingMapsArray()) {
     if (map.getNumSymbols() != 0) {
       reason = "indexing map has symbols";

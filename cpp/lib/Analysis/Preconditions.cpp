@@ -17,7 +17,9 @@ const LegalityConfig &LegalityConfig::getDefault() {
 std::string LegalityConfig::getDescription() const {
   std::ostringstream os;
   // Bump the version whenever a rule of the action space changes meaning.
-  os << "mlir-rl-legality-v1;vecmax=" << maxVectorInnermost
+  // v2: TP/TF must split a loop (llvm-project#222143); ops with an empty
+  // iteration space are not scheduled.
+  os << "mlir-rl-legality-v2;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows;
   return os.str();
 }
@@ -47,6 +49,8 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
   SmallVector<int64_t> bounds = getLoopBounds(op);
   if (bounds.empty())
     return fail("op has no loops");
+  if (llvm::is_contained(bounds, 0))
+    return fail("op has an empty iteration space");
   if (bounds.back() > config.maxVectorInnermost)
     return fail("innermost loop extent " + std::to_string(bounds.back()) +
                 " exceeds " + std::to_string(config.maxVectorInnermost));

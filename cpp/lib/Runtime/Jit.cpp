@@ -7,6 +7,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -69,15 +70,19 @@ FailureOr<FunctionSignature> getFunctionSignature(ModuleOp module,
                                                   const std::string &function,
                                                   std::string &error) {
   func::FuncOp fn;
-  module.walk([&](func::FuncOp f) {
+  // Functions of the module itself: those of nested modules are not the
+  // JIT's entry points.
+  for (func::FuncOp f : module.getOps<func::FuncOp>()) {
     if (fn || f.isExternal())
-      return;
+      continue;
     if (function.empty() ? f.isPublic() : f.getName() == function)
       fn = f;
-  });
+  }
   if (!fn) {
-    error = function.empty() ? "the module has no public function with a body"
-                             : "no function named '" + function + "'";
+    error = function.empty()
+                ? "the module has no public function with a body at its top "
+                  "level"
+                : "no function named '" + function + "' at the module's top level";
     return failure();
   }
   FunctionSignature sig;
@@ -254,14 +259,21 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
     packed.push_back(&p);
 
   std::string entry = "_mlir_ciface_" + sig.name;
+  // Outputs are malloc'd by the lowered code, except those that are (views
+  // of) an input, a global (upstream's 0xdeadbeef marker), or a buffer
+  // returned twice: each allocation is freed once.
   auto releaseOutputs = [&]() {
     size_t w = 0;
+    llvm::SmallPtrSet<void *, 4> released;
+    void *globalMarker = reinterpret_cast<void *>(0xdeadbeef);
     for (const HostTensor &out : sig.outputs) {
       void *allocated = reinterpret_cast<void *>(result[w]);
-      bool isInput = llvm::is_contained(buffers, allocated);
-      if (allocated && !isInput)
-        std::free(allocated);
       w += getDescriptorWords(out.shape.size());
+      if (!allocated || allocated == globalMarker ||
+          llvm::is_contained(buffers, allocated) ||
+          !released.insert(allocated).second)
+        continue;
+      std::free(allocated);
     }
   };
 

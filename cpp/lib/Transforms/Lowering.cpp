@@ -2,7 +2,11 @@
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,6 +19,7 @@
 
 namespace mlir::rl {
 #define GEN_PASS_DEF_LOWERVECTOROPS
+#define GEN_PASS_DEF_LOWERMATH
 #define GEN_PASS_DEF_STRIPTRANSFORMIR
 #define GEN_PASS_DEF_LOWERPACKUNPACK
 #define GEN_PASS_DEF_MARKMANUALDEALLOCATION
@@ -115,6 +120,80 @@ struct LowerVectorOpsPass
     }
   }
 };
+
+/// A math op on vectors of rank >= 2 as the same op on each 1-D row.
+struct UnrollMathToRows : public RewritePattern {
+  UnrollMathToRows(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<math::MathDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+        op->getNumRegions() != 0)
+      return failure();
+    auto type = dyn_cast<VectorType>(op->getResult(0).getType());
+    if (!type || type.getRank() < 2 || type.isScalable())
+      return failure();
+    for (Value v : op->getOperands()) {
+      auto t = dyn_cast<VectorType>(v.getType());
+      if (!t || t.getShape() != type.getShape())
+        return failure();
+    }
+    Location loc = op->getLoc();
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<int64_t> outer(shape.drop_back());
+    int64_t rows = 1;
+    for (int64_t d : outer)
+      rows *= d;
+    Value result = ub::PoisonOp::create(rewriter, loc, type);
+    SmallVector<int64_t> pos(outer.size(), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<Value> operands;
+      for (Value v : op->getOperands())
+        operands.push_back(vector::ExtractOp::create(rewriter, loc, v, pos));
+      OperationState state(loc, op->getName());
+      state.addOperands(operands);
+      state.addAttributes(op->getAttrs());
+      state.addTypes(VectorType::get({shape.back()}, type.getElementType()));
+      Operation *row = rewriter.create(state);
+      result = vector::InsertOp::create(rewriter, loc, row->getResult(0),
+                                        result, pos);
+      for (int d = (int)pos.size() - 1; d >= 0; --d) {
+        if (++pos[d] < outer[d])
+          break;
+        pos[d] = 0;
+      }
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerMathPass : public mlir::rl::impl::LowerMathBase<LowerMathPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    {
+      RewritePatternSet patterns(ctx);
+      patterns.add<UnrollMathToRows>(ctx);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Only the ops without an LLVM intrinsic become libm calls.
+    SmallVector<Operation *> noIntrinsic;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::ErfOp, math::ErfcOp, math::CbrtOp, math::AsinhOp,
+              math::AcoshOp, math::AtanhOp>(op))
+        noIntrinsic.push_back(op);
+    });
+    if (noIntrinsic.empty())
+      return;
+    RewritePatternSet patterns(ctx);
+    populateMathToLibmConversionPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(noIntrinsic, std::move(patterns), config);
+  }
+};
 } // namespace
 
 namespace mlir::rl {
@@ -123,7 +202,7 @@ const std::string &getLoweringPipeline() {
   static const std::string pipeline =
       "builtin.module(mlir-rl-strip-transform-ir,"
       "func.func(mlir-rl-lower-pack-unpack,canonicalize,mlir-rl-lower-vectors,"
-      "lower-vector-mask,lower-vector-multi-reduction),"
+      "lower-vector-mask,lower-vector-multi-reduction),mlir-rl-lower-math,"
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"

@@ -574,6 +574,8 @@ LogicalResult Scheduler::scheduleWithPolicy(PolicyFn policy,
       ++stats.inferences;
       Step decoded = decodeStep(op, ops[id].state, hasProducer, masks, logits,
                                 config, options.sample ? &rng : nullptr);
+      if (options.onStep)
+        options.onStep(id, decoded);
       std::string message;
       auto t2 = Clock::now();
       ApplyStatus status = applyStep(id, decoded, message);
@@ -593,16 +595,11 @@ LogicalResult Scheduler::scheduleWithPolicy(PolicyFn policy,
 }
 
 std::string Scheduler::getScheduleText() const {
-  std::string out;
-  for (int64_t id : getTraversalOrder()) {
-    const OpRecord &r = ops[id];
-    if (r.state.history.empty())
-      continue;
-    out += (out.empty() ? "" : "; ") + std::to_string(id) + ":";
-    for (const Action &a : r.state.history)
-      out += " " + a.str();
-  }
-  return out;
+  ExplicitSchedule schedule;
+  for (int64_t id : getTraversalOrder())
+    if (!ops[id].state.history.empty())
+      schedule.entries.push_back({id, ops[id].state.history});
+  return formatSchedule(schedule);
 }
 
 std::string Scheduler::getTransformScript() const {

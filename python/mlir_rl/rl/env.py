@@ -67,10 +67,12 @@ class LinalgScheduleEnv(gym.Env):
 
     ## Observation Space
     ``Dict(observation=Box(observation_size), action_mask=MultiBinary(mask_size),
-    phase=Discrete(3))``: the op's features then its last producer's (C++
-    ``FeatureLayout``), the flat masks, and which decision is asked for
-    (``mlir_rl.DecisionPhase``: a transformation, an interchange level
-    pointer, or none: the episode is over). ``decode(logits)`` turns a
+    phase=Discrete(3), unsplit=MultiBinary(T * N * M))``: the op's features
+    then its last producer's (C++ ``FeatureLayout``), the flat masks, which
+    decision is asked for (``mlir_rl.DecisionPhase``: a transformation, an
+    interchange level pointer, or none: the episode is over), and the tile
+    choices that split no loop (what decoding's skipping of a kind that needs
+    a split is computed from: ``action_log_prob``). ``decode(logits)`` turns a
     policy's logits into an action with the C++ decoder.
 
     ## Rewards
@@ -110,6 +112,7 @@ class LinalgScheduleEnv(gym.Env):
             "observation": spaces.Box(-1e9, 1e9, (lay.observation_size,), np.float32),
             "action_mask": spaces.MultiBinary(lay.mask_size),
             "phase": spaces.Discrete(len(DecisionPhase.__members__)),
+            "unsplit": spaces.MultiBinary(lay.raw["tile_mask_size"]),
         })
         self.measurer = Measurer(self.config.measure)
         self.module: Optional[Module] = None
@@ -121,11 +124,13 @@ class LinalgScheduleEnv(gym.Env):
         if op is None:
             return {"observation": np.zeros(self.lay.observation_size, np.float32),
                     "action_mask": _core.terminal_mask().astype(np.int8),
-                    "phase": int(DecisionPhase.DONE)}
+                    "phase": int(DecisionPhase.DONE),
+                    "unsplit": np.ones(self.lay.raw["tile_mask_size"], np.int8)}
         masks = self.module.masks(op)
         return {"observation": self.module.observation(op).astype(np.float32),
                 "action_mask": masks.flat().astype(np.int8),
-                "phase": int(masks.phase)}
+                "phase": int(masks.phase),
+                "unsplit": masks.unsplit.reshape(-1).astype(np.int8)}
 
     def decode(self, logits, sample: bool = False, seed: int = 0) -> np.ndarray:
         """What the C++ decoder makes of a policy's logits for the current op,

@@ -167,34 +167,35 @@ def load_actor(checkpoint: dict) -> Actor:
 
 class _KindTable(NamedTuple):
     tiled: list[int]        # kinds with tile sizes (their tile-head row = index)
-    rejectable: list[int]   # kinds skipped when every sampled size is 0
+    rejectable: list[int]   # kinds skipped when the sampled sizes split no loop
     pointer: int            # the kind chosen by level pointers (interchange)
 
 
 def _kind_table() -> _KindTable:
     kinds = action_kinds()
     tiled = [int(k.kind) for k in kinds if k.is_tiled]
-    rejectable = [int(k.kind) for k in kinds if k.needs_nonzero_size]
+    rejectable = [int(k.kind) for k in kinds if k.needs_split]
     pointer = [int(k.kind) for k in kinds if k.params == ActionParams.PERMUTATION]
     return _KindTable(tiled, rejectable, pointer[0])
 
 
-def action_log_prob(logits: Logits, phase: torch.Tensor, action: torch.Tensor
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+def action_log_prob(logits: Logits, phase: torch.Tensor, action: torch.Tensor,
+                    unsplit: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Log-probability, under the C++ sampled decoder (``decodeStep``), of the
     executed decisions ``action`` (B, 2 + N) = [kind, tile per loop,
     pointer], and an entropy estimate.
 
-    ``phase`` (B,) holds each decision's ``DecisionPhase`` value. While an
-    interchange is being chosen the decision is the pointer alone. Otherwise
-    the decoder draws kinds without replacement until one is accepted: a kind
-    that needs a non-zero tile size is skipped when every size it drew is 0.
-    So a kind k is executed with probability
+    ``phase`` (B,) holds each decision's ``DecisionPhase`` value; ``unsplit``
+    (B, T, N, M) the C++ ``Masks.unsplit``: the tile choices that split no
+    loop. While an interchange is being chosen the decision is the pointer
+    alone. Otherwise the decoder draws kinds without replacement until one is
+    accepted: a kind that needs a split is skipped when none of its sampled
+    sizes splits a loop. So a kind k is executed with probability
     ``pi_k * sum over sequences s of skipped kinds (k not in s) of
     prod_i (pi_{s_i} z_{s_i} / (1 - sum_{j<i} pi_{s_j})) / (1 - sum_s pi)``,
-    with ``z_j`` the probability that kind j draws only zeros; its tile sizes
-    (conditioned on not all 0 for such a kind, which the factor 1 - z_k of
-    its acceptance cancels) and, for interchange, its first pointer follow.
+    with ``z_j`` the probability that kind j draws no split; its tile sizes
+    (conditioned on a split for such a kind, which the factor 1 - z_k of its
+    acceptance cancels) and, for interchange, its first pointer follow.
     Loops beyond the op's allow only size 0 and contribute nothing.
     """
     table = _kind_table()
@@ -208,8 +209,9 @@ def action_log_prob(logits: Logits, phase: torch.Tensor, action: torch.Tensor
     tile_lp = torch.log_softmax(logits.tile, -1)                    # (B, T, N, M)
     ptr_lp = torch.log_softmax(logits.pointer, -1)                  # (B, N)
     pi = kind_lp.exp()
-    # P(all sizes 0 | kind j) for the tiled kinds.
-    zeros = tile_lp[..., 0].sum(-1).exp()                           # (B, T)
+    # P(no loop split | kind j) for the tiled kinds.
+    zeros = (tile_lp.exp() * unsplit.to(tile_lp.dtype)).sum(-1).clamp_min(1e-30).log() \
+        .sum(-1).exp()                                              # (B, T)
 
     # Acceptance factor S_k for each kind, over sequences of skipped kinds.
     accept = torch.ones_like(pi)

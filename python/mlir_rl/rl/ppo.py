@@ -167,6 +167,13 @@ def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
 # Rollouts
 # ---------------------------------------------------------------------------
 
+def _unsplit(flat) -> torch.Tensor:
+    """The flat ``unsplit`` choices as (T, N, M) booleans."""
+    lay = layout()
+    return torch.as_tensor(np.asarray(flat, dtype=bool)).reshape(
+        lay.num_tiled_kinds, lay.max_loops, lay.num_tile_sizes)
+
+
 @torch.no_grad()
 def collect_episodes(env, actor: Actor, seeds: list[int]) -> list[dict]:
     """One episode per seed, actions sampled by the C++ decoder from the
@@ -176,23 +183,25 @@ def collect_episodes(env, actor: Actor, seeds: list[int]) -> list[dict]:
         memo = env.measurer.memo
         hits0, miss0 = (memo.hits, memo.misses) if memo is not None else (0, 0)
         obs, _ = env.reset(seed=seed)
-        ep: dict[str, Any] = {k: [] for k in ("obs", "mask", "phase", "act", "logp",
-                                               "rewards", "dones")}
+        ep: dict[str, Any] = {k: [] for k in ("obs", "mask", "phase", "unsplit", "act",
+                                               "logp", "rewards", "dones")}
         done, info, step = False, {}, 0
         while not done:
             o = torch.from_numpy(obs["observation"])[None]
             mk = torch.from_numpy(obs["action_mask"].astype(np.float32))[None]
             ph = torch.tensor([obs["phase"]])
+            us = _unsplit(obs["unsplit"])[None]
             logits = actor(o, mk)
             action = env.decode((logits.kind[0].numpy(), logits.tile[0].numpy(),
                                  logits.pointer[0].numpy()),
                                 sample=True, seed=seed * 10_007 + step)
             obs, r, term, trunc, info = env.step(action)
             executed = torch.from_numpy(np.asarray(info["executed"]))[None]
-            lp, _ = action_log_prob(logits, ph, executed)
+            lp, _ = action_log_prob(logits, ph, executed, us)
             done = term or trunc
             step += 1
             ep["obs"].append(o[0]); ep["mask"].append(mk[0]); ep["phase"].append(ph[0])
+            ep["unsplit"].append(us[0])
             ep["act"].append(executed[0]); ep["logp"].append(lp[0])
             ep["rewards"].append(r); ep["dones"].append(float(done))
         ep["speedup"] = info.get("speedup", 0.0)
@@ -392,11 +401,12 @@ def update(run: TrainingRun, episodes: list[dict], iteration: int) -> dict:
     args = run.args
     params = list(run.actor.parameters()) + list(run.critic.parameters())
     cols = {k: [x for ep in episodes for x in ep[k]]
-            for k in ("obs", "mask", "phase", "act", "logp", "rewards", "dones")}
+            for k in ("obs", "mask", "phase", "unsplit", "act", "logp", "rewards", "dones")}
     run.global_step += len(cols["rewards"])
     rewards = np.array(cols["rewards"], dtype=np.float32)
     b_obs, b_mask = torch.stack(cols["obs"]), torch.stack(cols["mask"])
     b_phase, b_act = torch.stack(cols["phase"]), torch.stack(cols["act"])
+    b_unsplit = torch.stack(cols["unsplit"])
     b_logp = torch.stack(cols["logp"])
     with torch.no_grad():
         values = run.critic(b_obs).numpy()
@@ -411,7 +421,7 @@ def update(run: TrainingRun, episodes: list[dict], iteration: int) -> dict:
         for start in range(0, n, args.minibatch_size):
             idx = perm[start:start + args.minibatch_size]
             logits = run.actor(b_obs[idx], b_mask[idx])
-            new_lp, ent = action_log_prob(logits, b_phase[idx], b_act[idx])
+            new_lp, ent = action_log_prob(logits, b_phase[idx], b_act[idx], b_unsplit[idx])
             mb_adv = b_adv[idx]
             if len(idx) > 1:
                 mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mlir_rl.core import Module
+from mlir_rl.core import Module, layout
 from mlir_rl.rl.policy import Actor, Critic, action_log_prob
 
 Log = Callable[[str, float, int], None]
@@ -65,10 +65,12 @@ def pretrain_critic(critic: Critic, measurer, programs, epochs: int, lr: float,
 
 
 class Decisions:
-    """A batch of decisions: observations, masks, phases, executed indices."""
+    """A batch of decisions: observations, masks, phases, unsplit choices,
+    executed indices."""
 
-    def __init__(self, obs, mask, phase, action):
-        self.obs, self.mask, self.phase, self.action = obs, mask, phase, action
+    def __init__(self, obs, mask, phase, unsplit, action):
+        self.obs, self.mask, self.phase, self.unsplit, self.action = (
+            obs, mask, phase, unsplit, action)
 
     def __len__(self) -> int:
         return len(self.action)
@@ -83,9 +85,13 @@ def demonstration_decisions(programs: dict[str, str], demos: list[dict]) -> Deci
             steps += Module.parse(programs[d["name"]], d["name"]).demonstrate(d["best_schedule"])
     if not steps:
         raise ValueError("no demonstration matches a training program")
+    lay = layout()
+    unsplit = np.stack([s.unsplit for s in steps]).astype(bool).reshape(
+        -1, lay.num_tiled_kinds, lay.max_loops, lay.num_tile_sizes)
     return Decisions(torch.tensor(np.stack([s.observation for s in steps]), dtype=torch.float32),
                      torch.tensor(np.stack([s.mask for s in steps]), dtype=torch.float32),
                      torch.tensor([int(s.phase) for s in steps]),
+                     torch.from_numpy(unsplit),
                      torch.tensor(np.stack([s.indices for s in steps])))
 
 
@@ -103,7 +109,8 @@ def behaviour_clone(actor: Actor, decisions: Decisions, epochs: int, lr: float,
         for start in range(0, n, batch_size):
             idx = perm[start:start + batch_size]
             logits = actor(decisions.obs[idx], decisions.mask[idx])
-            logp, _ = action_log_prob(logits, decisions.phase[idx], decisions.action[idx])
+            logp, _ = action_log_prob(logits, decisions.phase[idx], decisions.action[idx],
+                                      decisions.unsplit[idx])
             loss = -logp.mean()
             opt.zero_grad()
             loss.backward()

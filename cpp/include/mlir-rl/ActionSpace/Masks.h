@@ -35,6 +35,11 @@ struct ActionMasks {
   std::vector<uint8_t> kind;    // [kNumActionKinds]
   std::vector<uint8_t> tile;    // [kNumTiledKinds][N][M]
   std::vector<uint8_t> pointer; // [N]: the next interchange level pointer
+  /// [kNumTiledKinds][N][M]: 1 where the choice splits no loop (size 0, or
+  /// the loop's whole extent); a kind with kNeedsSplit is illegal when every
+  /// loop's choice is one of these. Not a policy input: what decoding's
+  /// skipping of such a kind is computed from (its probability in training).
+  std::vector<uint8_t> unsplit;
   int maxLoops = 0, numTileSizes = 0;
 
   /// Only NT (an op that cannot take a step).

@@ -38,6 +38,10 @@ struct ExplicitSchedule {
 std::optional<ExplicitSchedule> parseSchedule(llvm::StringRef text,
                                               std::string &error);
 
+/// `<id>: <action> <action>; ...` (an entry without an id prints its
+/// actions alone); parseSchedule's inverse.
+std::string formatSchedule(const ExplicitSchedule &schedule);
+
 /// "expected T(..), TP(..), TF(..), I(..), V or NT" from the kind table.
 std::string describeActionSyntax();
 

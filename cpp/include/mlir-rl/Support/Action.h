@@ -23,9 +23,13 @@ enum class ActionParams { TileSizes, Permutation, None };
 enum ActionFlag : unsigned {
   /// Tiles parallel loops only (0 on reductions).
   kParallelOnly = 1u << 0,
-  /// Needs at least one non-zero tile size; decoding skips a choice of all
-  /// zeros and takes the next most likely kind.
-  kNeedsNonZeroSize = 1u << 1,
+  /// Needs at least one loop split: a tile size above 0 and below the
+  /// loop's extent. A parallelization of one iteration is none, and a
+  /// single-iteration scf.forall whose fused producer's result is used later
+  /// is miscompiled by upstream canonicalization (llvm-project#222143).
+  /// Decoding skips a choice that splits no loop and takes the next most
+  /// likely kind.
+  kNeedsSplit = 1u << 1,
   /// Puts the op in an scf.forall: no further parallelization.
   kParallelizes = 1u << 2,
   /// Fuses the op's last producer into the forall.

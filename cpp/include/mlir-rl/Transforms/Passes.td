@@ -128,4 +128,22 @@ def LowerVectorOps : Pass<"mlir-rl-lower-vectors"> {
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def LowerMath : Pass<"mlir-rl-lower-math", "ModuleOp"> {
+  let summary = "Lower the math ops the LLVM conversion does not take";
+  let description = [{
+    `convert-math-to-llvm` converts neither a math op on a vector of rank 2
+    or more for some ops (`math.absi`, `math.ctlz`, `math.cttz`), nor ops
+    without an LLVM intrinsic (`math.erf`, `math.erfc`, `math.cbrt`,
+    `math.asinh`, `math.acosh`, `math.atanh`): the JIT then fails on an
+    unrealized cast. This pass unrolls math ops on vectors of rank 2 or
+    more into ops on their 1-D rows (what the LLVM conversion does for the
+    others), and turns the ops without an intrinsic into libm calls (only
+    those: the others keep their intrinsics). Part of `mlir-rl-lower`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::ub::UBDialect"];
+}
+
 #endif // MLIR_RL_PASSES

@@ -28,6 +28,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ using PolicyFn = llvm::function_ref<LogicalResult(
 struct PolicyRunOptions {
   bool sample = false; // sample from the softmax instead of argmax
   uint64_t seed = 0;
+  /// Called with each decoded step before it is applied (a fuzzer's trace:
+  /// what was about to happen when a process died).
+  std::function<void(int64_t id, const Step &step)> onStep;
 };
 
 /// What scheduling with a policy cost and did.

@@ -1,0 +1,45 @@
+// mlir-rl-lower-math: math ops the LLVM conversion does not take. Integer
+// abs on a 2-D vector (what vectorizing an i32 elementwise op gives) becomes
+// one op per 1-D row; erf, which has no LLVM intrinsic, a libm call; tanh,
+// which has one, stays for the LLVM conversion.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-lower-math)' | FileCheck %s
+// And the whole lowering runs it: the result executes.
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext -p 'builtin.module(mlir-rl-lower)' -o %t.llvm.mlir
+// RUN: %mlir_runner %t.llvm.mlir -e main -entry-point-result=void -shared-libs=%runner_libs | FileCheck %s --check-prefix=OUT
+
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT: math.absi {{.*}} : vector<2x4xi32>
+// CHECK-COUNT-2: math.absi {{.*}} : vector<4xi32>
+func.func @rows(%v: vector<2x4xi32>) -> vector<2x4xi32> {
+  %r = math.absi %v : vector<2x4xi32>
+  return %r : vector<2x4xi32>
+}
+
+// CHECK-LABEL: func.func @calls
+// CHECK: call @erff
+// CHECK: math.tanh
+func.func @calls(%x: f32) -> f32 {
+  %e = math.erf %x : f32
+  %t = math.tanh %e : f32
+  return %t : f32
+}
+
+func.func private @printI64(i64)
+func.func private @printF32(f32)
+func.func private @printNewline()
+
+// OUT: 3
+// OUT: 0.842
+func.func @main() {
+  %v = arith.constant dense<[[-1, 2, -3, 4], [5, -6, 7, -8]]> : vector<2x4xi32>
+  %a = call @rows(%v) : (vector<2x4xi32>) -> vector<2x4xi32>
+  %x = vector.extract %a[0, 2] : i32 from vector<2x4xi32>
+  %x64 = arith.extsi %x : i32 to i64
+  call @printI64(%x64) : (i64) -> ()
+  call @printNewline() : () -> ()
+  %one = arith.constant 1.0 : f32
+  %e = math.erf %one : f32
+  call @printF32(%e) : (f32) -> ()
+  call @printNewline() : () -> ()
+  return
+}
