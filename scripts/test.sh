@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds mlir-rl (scripts/setup.sh) and runs every test: lit (IR in, IR out)
-# and pytest (outputs, features, CLI). Fails if either finds no tests.
+# Builds mlir-rl (scripts/setup.sh) and runs every test: lit (IR in, IR out),
+# pytest (outputs, features, CLI, bad inputs) and a short seeded fuzz run.
+# Fails if lit or pytest finds no tests, or the fuzzer finds a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -18,4 +19,9 @@ if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure" >&2
   exit 1
 fi
-exit "$rc"
+if [ "$rc" -ne 0 ]; then
+  exit "$rc"
+fi
+
+echo "== fuzz: a short seeded differential run (scripts/fuzz-short.sh)"
+scripts/fuzz-short.sh "$(mktemp -d)"

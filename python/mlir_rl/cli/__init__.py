@@ -1,7 +1,7 @@
 """The ``mlir-rl`` command line.
 
   mlir-rl ops FILE                       list the linalg ops and their ids
-  mlir-rl optimize FILE --schedule S     apply a schedule, print the IR
+  mlir-rl optimize FILE [--schedule S]   schedule (default: by the policy), print the IR
   mlir-rl bench FILE [--schedule S]      time baseline vs scheduled (default: by the policy)
   mlir-rl bench --suite ops --compare torch,inductor,iree,numpy   against peers
   mlir-rl check-policy                   the policy through the plugin on unseen kernels
@@ -13,6 +13,7 @@
   mlir-rl search --split train           best-of-N schedule search (baselines, demonstrations)
   mlir-rl train configs/ppo.toml         PPO; writes runs/ppo/{checkpoint.pt,policy.onnx,tb/}
   mlir-rl evaluate --model M             per-kind geomean speedups vs random and best-of-N search
+  mlir-rl fuzz --minutes 30             differential fuzzing; failures shrunk to reproducers
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout and the legality config (JSON)
 

@@ -52,10 +52,13 @@ def cmd_ops(c: OpsConfig) -> int:
 
 @dataclass
 class OptimizeConfig:
-    """Apply an explicit schedule to a file and print the IR."""
+    """Schedule a file (by --schedule, else by the policy) and print the IR."""
 
     file: str = option(help="MLIR file", flags=("file",))
-    schedule: str = option(help=SCHEDULE_HELP)
+    schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy "
+                                     "(--model), as the pass does.")
+    model: str = option("", help="policy used without --schedule (default: the shipped one; "
+                                 "$MLIR_RL_ORT_LIB picks the ONNX Runtime library)")
     output: Optional[str] = option(None, help="write the IR here (default: stdout)",
                                    flags=("-o", "--output"))
     lower: bool = option(False, help="print the LLVM-dialect IR after the lowering pipeline")
@@ -65,7 +68,10 @@ class OptimizeConfig:
 def cmd_optimize(c: OptimizeConfig) -> int:
     from mlir_rl.core import ApplyStatus, Module
     module = Module.load(c.file)
-    if module.apply_schedule(c.schedule) == ApplyStatus.FAILED:
+    if c.schedule is None:
+        for warning in module.schedule_with_policy(c.model)["warnings"]:
+            print(f"warning: {warning}", file=sys.stderr)
+    elif module.apply_schedule(c.schedule) == ApplyStatus.FAILED:
         print(f"warning: {module.last_message}", file=sys.stderr)
     text = module.lowered() if c.lower else module.ir()
     if c.dump_schedule:
@@ -384,6 +390,20 @@ def cmd_evaluate(c) -> int:
     return 0
 
 
+# -- Trust ------------------------------------------------------------------------
+
+def _fuzz_command():
+    from mlir_rl.fuzz.runner import FuzzConfig
+    return FuzzConfig
+
+
+def cmd_fuzz(c) -> int:
+    from mlir_rl.fuzz.runner import run_fuzz
+    report = run_fuzz(c)
+    print(f"report: {Path(c.out) / 'report.json'}")
+    return 1 if report["failures"] else 0
+
+
 # -- Where things are ----------------------------------------------------------
 
 @dataclass
@@ -434,6 +454,9 @@ COMMANDS: dict[str, Command] = {
     "train": ("train a policy with PPO (see configs/ppo.toml)", TrainConfig, cmd_train),
     "evaluate": ("policy vs random and best-of-N search, per op kind", _evaluate_command(),
                  cmd_evaluate),
+    "fuzz": ("differential fuzzing: random programs and schedules, outputs checked against "
+             "the unscheduled program; failures shrunk to reproducers", _fuzz_command(),
+             cmd_fuzz),
     "plugin-path": ("print the path of libMlirRL.so", NoOptions, cmd_plugin_path),
     "opt-path": ("print the path of mlir-rl-opt", NoOptions, cmd_opt_path),
     "layout": ("print the feature layout and the legality config as JSON", NoOptions, cmd_layout),
