@@ -14,7 +14,8 @@ import lit.formats
 config.name = "mlir-rl"
 config.test_format = lit.formats.ShTest()
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "python", "Output", "build", "cpp", "models", "scripts"]
+config.excludes = ["Inputs", "python", "Output", "build", "cpp", "models", "scripts",
+                   "bad-inputs"]  # the corpus of test/python/test_bad_inputs.py
 # The suite root is the repository; run it on the test/ directory: `lit test`.
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 # Outputs land beside each test in Output/ (ignored by git); a CMake build
