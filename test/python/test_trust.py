@@ -91,6 +91,42 @@ def test_sampled_shipped_policy_keeps_outputs_on_returned_producers():
             assert _matches(m, ref), (seed, m.schedule)
 
 
+REDUCE_BROADCAST = """
+func.func @main(%x: tensor<1x29x16xi32>) -> (tensor<1x16xi32>, tensor<7x1x16xi32>) {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x16xi32>
+  %acc = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x16xi32>) -> tensor<1x16xi32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                        affine_map<(d0, d1, d2) -> (d0, d2)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<1x29x16xi32>) outs(%acc : tensor<1x16xi32>) {
+  ^bb0(%v: i32, %o: i32):
+    %q = arith.muli %v, %v : i32
+    %a = arith.addi %q, %o : i32
+    linalg.yield %a : i32
+  } -> tensor<1x16xi32>
+  %e2 = tensor.empty() : tensor<7x1x16xi32>
+  %b = linalg.broadcast ins(%s : tensor<1x16xi32>) outs(%e2 : tensor<7x1x16xi32>) dimensions = [0]
+  return %s, %b : tensor<1x16xi32>, tensor<7x1x16xi32>
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["2: TF(4,0,0)", "2: TF(1,0,0)", "2: TF(2,1,8)",
+                                      "2: TF(0,0,8)"])
+def test_a_fused_producer_returned_too_is_not_accumulated_per_iteration(schedule):
+    """Found by the long fuzz run (program 2026/868): a reduction fused into
+    a broadcast tiled along the broadcast dimension, its result also
+    returned. Every iteration computed the same tile and wrote it to one
+    shared output, each starting from what the others wrote: the sum came
+    out once per iteration. Such tiles now stay unshared (the producer is
+    kept for the later use); disjoint tiles (TF(0,0,8)) still share."""
+    ref = _reference(REDUCE_BROADCAST)
+    m = mlir_rl.Module.parse(REDUCE_BROADCAST)
+    assert m.apply_schedule(schedule) == mlir_rl.ApplyStatus.APPLIED
+    assert _matches(m, ref), m.ir()
+
+
 ZERO = """
 func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x16xf32>) -> tensor<{m}x16xf32> {{
   %cst = arith.constant 0.0 : f32

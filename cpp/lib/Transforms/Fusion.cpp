@@ -2,6 +2,7 @@
 #include "mlir-rl/Transforms/Fusion.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -71,6 +72,44 @@ static SetVector<Operation *> getUsersAfter(Value result,
   return users;
 }
 
+/// Whether `value` is computed from `iv` (through ops inside the forall).
+static bool dependsOn(Value value, Value iv, int depth = 0) {
+  if (value == iv)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 32)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOn(operand, iv, depth + 1);
+  });
+}
+
+/// Whether tiles at `offsets` are disjoint across the forall's iterations:
+/// every induction variable with more than one iteration moves an offset.
+/// A consumer tiled along a loop that does not index the producer's result
+/// (a broadcast along it) has every iteration compute the same producer
+/// tile.
+static bool tilesAreDisjoint(scf::ForallOp forall,
+                             ArrayRef<OpFoldResult> offsets) {
+  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound();
+  SmallVector<OpFoldResult> ubs = forall.getMixedUpperBound();
+  SmallVector<OpFoldResult> steps = forall.getMixedStep();
+  for (auto [i, iv] : llvm::enumerate(forall.getInductionVars())) {
+    std::optional<int64_t> lb = getConstantIntValue(lbs[i]);
+    std::optional<int64_t> ub = getConstantIntValue(ubs[i]);
+    std::optional<int64_t> step = getConstantIntValue(steps[i]);
+    if (lb && ub && step && *step > 0 && *ub - *lb <= *step)
+      continue; // one iteration
+    bool moves = llvm::any_of(offsets, [&](OpFoldResult offset) {
+      auto value = dyn_cast<Value>(offset);
+      return value && dependsOn(value, iv);
+    });
+    if (!moves)
+      return false;
+  }
+  return true;
+}
+
 /// A generic producer whose result is also used after the forall: the tile
 /// computed inside is also written to a new shared output (the producer's
 /// init), and those later uses take the forall's new result, so the
@@ -86,6 +125,12 @@ static scf::ForallOp addResultForLaterUses(RewriterBase &rewriter,
       getUsersAfter(producer->getResult(resultNumber), forall);
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (later.empty() || !generic)
+    return forall;
+  // Iterations that compute the same tile would all write it to the shared
+  // output, each starting from the tile the others write (a reduction would
+  // be accumulated once per iteration): the producer stays for the later
+  // uses instead (computed twice, correct).
+  if (!tilesAreDisjoint(forall, offsets))
     return forall;
   Location loc = forall.getLoc();
   rewriter.setInsertionPoint(forall);
