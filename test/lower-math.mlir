@@ -1,7 +1,8 @@
 // mlir-rl-lower-math: math ops the LLVM conversion does not take. Integer
 // abs on a 2-D vector (what vectorizing an i32 elementwise op gives) becomes
-// one op per 1-D row; erf, which has no LLVM intrinsic, a libm call; tanh,
-// which has one, stays for the LLVM conversion.
+// one op per 1-D row; f64 erf, which has no LLVM intrinsic, a libm call; f64
+// tanh, which has one, stays for the LLVM conversion; f32 erf, tanh and exp
+// (networks' GELU, softmax) become polynomials that stay vectorized.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-lower-math)' | FileCheck %s
 // And the whole lowering runs it: the result executes.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext -p 'builtin.module(mlir-rl-lower)' -o %t.llvm.mlir
@@ -16,20 +17,36 @@ func.func @rows(%v: vector<2x4xi32>) -> vector<2x4xi32> {
 }
 
 // CHECK-LABEL: func.func @calls
-// CHECK: call @erff
+// CHECK: call @erf(
 // CHECK: math.tanh
-func.func @calls(%x: f32) -> f32 {
-  %e = math.erf %x : f32
-  %t = math.tanh %e : f32
-  return %t : f32
+func.func @calls(%x: f64) -> f64 {
+  %e = math.erf %x : f64
+  %t = math.tanh %e : f64
+  return %t : f64
+}
+
+// CHECK-LABEL: func.func @approximated
+// CHECK-NOT: math.erf
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.exp
+// CHECK-NOT: call
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK: return
+func.func @approximated(%x: vector<2x8xf32>) -> vector<2x8xf32> {
+  %e = math.erf %x : vector<2x8xf32>
+  %t = math.tanh %e : vector<2x8xf32>
+  %x2 = math.exp %t : vector<2x8xf32>
+  return %x2 : vector<2x8xf32>
 }
 
 func.func private @printI64(i64)
 func.func private @printF32(f32)
+func.func private @printF64(f64)
 func.func private @printNewline()
 
 // OUT: 3
 // OUT: 0.842
+// OUT: 1.98
 func.func @main() {
   %v = arith.constant dense<[[-1, 2, -3, 4], [5, -6, 7, -8]]> : vector<2x4xi32>
   %a = call @rows(%v) : (vector<2x4xi32>) -> vector<2x4xi32>
@@ -37,9 +54,15 @@ func.func @main() {
   %x64 = arith.extsi %x : i32 to i64
   call @printI64(%x64) : (i64) -> ()
   call @printNewline() : () -> ()
-  %one = arith.constant 1.0 : f32
-  %e = math.erf %one : f32
-  call @printF32(%e) : (f32) -> ()
+  %one = arith.constant 1.0 : f64
+  %e = math.erf %one : f64
+  call @printF64(%e) : (f64) -> ()
+  call @printNewline() : () -> ()
+  // exp(tanh(erf(1))) = exp(tanh(0.84270)) = exp(0.68708) = 1.98798
+  %xs = arith.constant dense<1.0> : vector<2x8xf32>
+  %ys = call @approximated(%xs) : (vector<2x8xf32>) -> vector<2x8xf32>
+  %y = vector.extract %ys[1, 7] : f32 from vector<2x8xf32>
+  call @printF32(%y) : (f32) -> ()
   call @printNewline() : () -> ()
   return
 }

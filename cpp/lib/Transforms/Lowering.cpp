@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -169,9 +170,28 @@ struct UnrollMathToRows : public RewritePattern {
   }
 };
 
+/// The f32 math ops approximated by polynomials (upstream's, accurate to a
+/// few ulp on f32): the transcendental functions of networks (GELU's erf and
+/// tanh, softmax's and sigmoid's exp, log-softmax's log). Approximated, they
+/// stay vectorized; as LLVM intrinsics they would be scalarized into one
+/// libm call per lane. f64 keeps the intrinsics and libm.
+bool isApproximatedMathOp(StringRef name) {
+  name.consume_front("math."); // upstream passes operation names
+  return llvm::is_contained({"tanh", "erf", "erfc", "exp", "expm1", "log",
+                             "log1p", "log2"},
+                            name);
+}
+
 struct LowerMathPass : public mlir::rl::impl::LowerMathBase<LowerMathPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    {
+      RewritePatternSet patterns(ctx);
+      populateMathPolynomialApproximationPatterns(patterns,
+                                                  isApproximatedMathOp);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
     {
       RewritePatternSet patterns(ctx);
       patterns.add<UnrollMathToRows>(ctx);

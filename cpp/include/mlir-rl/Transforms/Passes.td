@@ -138,7 +138,11 @@ def LowerMath : Pass<"mlir-rl-lower-math", "ModuleOp"> {
     unrealized cast. This pass unrolls math ops on vectors of rank 2 or
     more into ops on their 1-D rows (what the LLVM conversion does for the
     others), and turns the ops without an intrinsic into libm calls (only
-    those: the others keep their intrinsics). Part of `mlir-rl-lower`.
+    those: the others keep their intrinsics). First, the f32
+    transcendentals of networks (`tanh`, `erf`, `erfc`, `exp`, `expm1`,
+    `log`, `log1p`, `log2`) become upstream's polynomial approximations,
+    which stay vectorized (an intrinsic on a vector is scalarized into one
+    libm call per lane). Part of `mlir-rl-lower`.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::vector::VectorDialect",
