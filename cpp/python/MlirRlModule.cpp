@@ -391,6 +391,26 @@ NB_MODULE(_core, m) {
         "The ONNX Runtime library the pass loads when ort-lib= is not given.");
   m.def("lowering_pipeline", &getLoweringPipelineText,
         "The textual lowering pipeline (registered as mlir-rl-lower).");
+  m.def("prepare_pipeline", &getPreparePipelineText,
+        "The textual front end for imported IR (registered as "
+        "mlir-rl-prepare).");
+  m.def(
+      "prepare",
+      [](const std::string &text, const std::string &name) {
+        std::string out, error;
+        bool ok;
+        {
+          nb::gil_scoped_release release;
+          ok = prepareText(text, name, out, error);
+        }
+        if (!ok)
+          throw nb::value_error(("cannot prepare " + name + ":\n" + error)
+                                    .c_str());
+        return out;
+      },
+      "text"_a, "name"_a = "<input>",
+      "`text` (a module) through mlir-rl-prepare: elementwise chains fused, "
+      "pads folded into their producers, one init per consumer.");
 
   // -- Programs --------------------------------------------------------------
   nb::class_<Program>(m, "Program",

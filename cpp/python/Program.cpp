@@ -537,6 +537,27 @@ std::string getPolicyLayoutHashKey() { return kLayoutHashKey; }
 
 std::string getLoweringPipelineText() { return getLoweringPipeline(); }
 
+std::string getPreparePipelineText() { return getPreparePipeline(); }
+
+bool prepareText(const std::string &text, const std::string &bufferName,
+                 std::string &out, std::string &error) {
+  registerAllPassesOnce();
+  std::unique_ptr<MLIRContext> context = createContext();
+  OwningOpRef<ModuleOp> module;
+  {
+    DiagnosticCollector collect(context.get(), error);
+    module = parseSourceString<ModuleOp>(text, ParserConfig(context.get()),
+                                         bufferName);
+    if (!module || failed(mlir::verify(*module)))
+      return false;
+  }
+  if (failed(prepareModule(*module, error)))
+    return false;
+  llvm::raw_string_ostream os(out);
+  module->print(os);
+  return true;
+}
+
 std::string getDefaultModelPath() { return OnnxPolicy::getDefaultModelPath(); }
 std::string getDefaultOrtLibrary() {
   return OnnxPolicy::getDefaultLibraryPath();

@@ -215,6 +215,11 @@ std::string getPolicyLayoutHashKey();
 
 /// The textual lowering pipeline.
 std::string getLoweringPipelineText();
+std::string getPreparePipelineText();
+
+/// `text` through the mlir-rl-prepare pipeline (false: `error` says why).
+bool prepareText(const std::string &text, const std::string &bufferName,
+                 std::string &out, std::string &error);
 
 /// Defaults of the pass's model= and ort-lib= options.
 std::string getDefaultModelPath();

@@ -30,6 +30,8 @@ from mlir_rl.core import (  # noqa: F401
     outputs_match,
     parse_action,
     parse_schedule,
+    prepare,
+    prepare_pipeline,
 )
 from mlir_rl.paths import opt_path, plugin_path  # noqa: F401
 

@@ -144,6 +144,31 @@ def lowering_pipeline() -> str:
     return _core.lowering_pipeline()
 
 
+def read_text(path: str | Path) -> str:
+    """A file's text; not UTF-8 is a ScheduleError, not a traceback."""
+    path = Path(path)
+    try:
+        return path.read_text()
+    except UnicodeDecodeError as e:
+        raise ScheduleError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def prepare_pipeline() -> str:
+    """The front end for imported IR (also the ``mlir-rl-prepare`` pipeline)."""
+    return _core.prepare_pipeline()
+
+
+def prepare(text: str, name: str = "<input>") -> str:
+    """``text`` through ``mlir-rl-prepare``: elementwise chains fused into one
+    op, pads folded into their producers, one init per consumer. Run it on
+    imported models before scheduling. Raises ScheduleError if the text does
+    not parse or the pipeline fails."""
+    try:
+        return _core.prepare(text, name)
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
+
+
 @dataclass
 class Timing:
     """Median-of-k timing of one program (seconds) and its outputs."""
@@ -212,12 +237,12 @@ class Module:
             raise ScheduleError(str(e)) from None
 
     @classmethod
-    def load(cls, path: str | Path) -> "Module":
-        path = Path(path)
-        try:
-            text = path.read_text()
-        except UnicodeDecodeError as e:
-            raise ScheduleError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    def load(cls, path: str | Path, prepare: bool = False) -> "Module":
+        """The module in ``path``; ``prepare``: through ``mlir-rl-prepare``
+        first (imported models)."""
+        text = read_text(path)
+        if prepare:
+            text = globals()["prepare"](text, str(path))
         return cls.parse(text, str(path))
 
     def fresh(self) -> "Module":

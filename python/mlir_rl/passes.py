@@ -36,16 +36,20 @@ def pass_options(model: str = "", schedule: str = "", extra: Sequence[str] = ())
 
 
 def run_pass(text: str, model: str = "", schedule: str = "", extra: Sequence[str] = (),
-             name: str = "<input>", pipeline_after: str = "") -> PassResult:
+             name: str = "<input>", pipeline_after: str = "",
+             prepare: bool = False) -> PassResult:
     """Schedule ``text`` with the plugin in stock mlir-opt-22: with the policy
     ``model`` (default: the shipped one), or the explicit ``schedule``.
     ``pipeline_after``: passes to run after it in the same mlir-opt (e.g.
-    ``mlir-rl-lower``). Raises ScheduleError with mlir-opt's diagnostics if
+    ``mlir-rl-lower``). ``prepare``: run ``mlir-rl-prepare`` first (imported
+    models). Raises ScheduleError with mlir-opt's diagnostics if
     the pass fails."""
     with tempfile.TemporaryDirectory(prefix="mlir-rl-pass-") as tmp:
         dump = Path(tmp) / "schedule.mlir"
         opts = pass_options(model, schedule, [f"dump-schedule={dump}", *extra])
         pipeline = f"linalg-rl-schedule{{{opts}}}"
+        if prepare:
+            pipeline = "mlir-rl-prepare," + pipeline
         if pipeline_after:
             pipeline += "," + pipeline_after
         r = subprocess.run([str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}",

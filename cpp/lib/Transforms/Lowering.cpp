@@ -238,31 +238,45 @@ const std::string &getLoweringPipeline() {
   return pipeline;
 }
 
-LogicalResult buildLoweringPipeline(OpPassManager &pm) {
+const std::string &getPreparePipeline() {
+  static const std::string pipeline =
+      "builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,"
+      "mlir-rl-untie-inits)";
+  return pipeline;
+}
+
+static LogicalResult buildPipeline(OpPassManager &pm, StringRef text,
+                                   StringRef what) {
   registerMlirRlPassesAndPipelines();
   std::string error;
   llvm::raw_string_ostream os(error);
   // The pipeline is anchored on builtin.module; parse its contents into pm.
-  StringRef text = getLoweringPipeline();
   text = text.drop_front(strlen("builtin.module(")).drop_back();
   if (failed(parsePassPipeline(text, pm, os))) {
-    llvm::errs() << "mlir-rl: cannot build the lowering pipeline: " << error
-                 << "\n";
+    llvm::errs() << "mlir-rl: cannot build the " << what
+                 << " pipeline: " << error << "\n";
     return failure();
   }
   return success();
 }
 
-LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {
+LogicalResult buildLoweringPipeline(OpPassManager &pm) {
+  return buildPipeline(pm, getLoweringPipeline(), "lowering");
+}
+
+LogicalResult buildPreparePipeline(OpPassManager &pm) {
+  return buildPipeline(pm, getPreparePipeline(), "prepare");
+}
+
+/// Runs `build`'s pipeline on `module`, errors collected into `error`.
+static LogicalResult runPipeline(ModuleOp module, std::string &error,
+                                 LogicalResult (*build)(OpPassManager &),
+                                 StringRef what) {
   registerAllPassesOnce();
   MLIRContext *ctx = module.getContext();
-  module.walk([&](func::FuncOp fn) {
-    if (fn.isPublic() && !fn.isExternal())
-      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  });
   PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(buildLoweringPipeline(pm))) {
-    error = "cannot build the lowering pipeline";
+  if (failed(build(pm))) {
+    error = ("cannot build the " + what + " pipeline").str();
     return failure();
   }
   llvm::raw_string_ostream os(error);
@@ -275,10 +289,23 @@ LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {
     return success();
   });
   if (failed(pm.run(module))) {
-    os << "the lowering pipeline failed";
+    os << "the " << what << " pipeline failed";
     return failure();
   }
   return success();
+}
+
+LogicalResult prepareModule(ModuleOp module, std::string &error) {
+  return runPipeline(module, error, buildPreparePipeline, "prepare");
+}
+
+LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](func::FuncOp fn) {
+    if (fn.isPublic() && !fn.isExternal())
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  });
+  return runPipeline(module, error, buildLoweringPipeline, "lowering");
 }
 
 } // namespace mlir::rl

@@ -18,6 +18,11 @@ void registerMlirRlPassesAndPipelines() {
         "Lower scheduled linalg-on-tensors code to the LLVM dialect with "
         "OpenMP (the pipeline mlir-rl times with)",
         [](OpPassManager &pm) { (void)buildLoweringPipeline(pm); });
+    PassPipelineRegistration<>(
+        "mlir-rl-prepare",
+        "Prepare imported linalg IR (torch-mlir) for scheduling: fuse "
+        "elementwise chains, fold pads into producers, one init per consumer",
+        [](OpPassManager &pm) { (void)buildPreparePipeline(pm); });
   });
 }
 

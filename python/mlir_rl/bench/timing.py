@@ -27,6 +27,9 @@ class BenchConfig:
     threads: int = field(default=os.cpu_count() or 1, metadata={"help": "OpenMP threads for both programs"})
     seed: int = field(default=0, metadata={"help": "seed of the random inputs"})
     function: str = field(default="", metadata={"help": "function to time (default: the first public one)"})
+    prepare: bool = field(default=False, metadata={
+        "help": "run mlir-rl-prepare before scheduling (imported models); the baseline stays "
+                "the program as given"})
 
 
 @dataclass
@@ -74,7 +77,11 @@ def bench_module(module: Module, schedule: str,
     outputs."""
     config = config or BenchConfig()
     baseline = module.fresh()
-    scheduled = module.fresh()
+    if config.prepare:
+        from mlir_rl.core import prepare
+        scheduled = Module.parse(prepare(module.source, module.name), module.name)
+    else:
+        scheduled = module.fresh()
     if schedule:
         scheduled.apply_schedule(schedule)
     else:

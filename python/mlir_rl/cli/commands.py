@@ -63,11 +63,13 @@ class OptimizeConfig:
                                    flags=("-o", "--output"))
     lower: bool = option(False, help="print the LLVM-dialect IR after the lowering pipeline")
     dump_schedule: Optional[str] = option(None, help="write the replayable transform script here")
+    prepare: bool = option(False, help="run mlir-rl-prepare first (imported models: fuses "
+                                       "elementwise chains; op ids are those after it)")
 
 
 def cmd_optimize(c: OptimizeConfig) -> int:
     from mlir_rl.core import ApplyStatus, Module
-    module = Module.load(c.file)
+    module = Module.load(c.file, prepare=c.prepare)
     if c.schedule is None:
         for warning in module.schedule_with_policy(c.model)["warnings"]:
             print(f"warning: {warning}", file=sys.stderr)
@@ -76,6 +78,25 @@ def cmd_optimize(c: OptimizeConfig) -> int:
     text = module.lowered() if c.lower else module.ir()
     if c.dump_schedule:
         Path(c.dump_schedule).write_text(module.dump())
+    if c.output and c.output != "-":
+        Path(c.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+@dataclass
+class PrepareConfig:
+    """Run the front end for imported IR (mlir-rl-prepare) on a file."""
+
+    file: str = option(help="MLIR file", flags=("file",))
+    output: Optional[str] = option(None, help="write the IR here (default: stdout)",
+                                   flags=("-o", "--output"))
+
+
+def cmd_prepare(c: PrepareConfig) -> int:
+    from mlir_rl.core import prepare, read_text
+    text = prepare(read_text(c.file), c.file)
     if c.output and c.output != "-":
         Path(c.output).write_text(text)
     else:
@@ -105,6 +126,8 @@ class BenchCommand:
     threads: int = option(CPUS, help="OpenMP threads for every contender")
     seed: int = option(0, help="seed of the random inputs")
     function: str = option("", help="function to time (default: the first public one)")
+    prepare: bool = option(False, help="run mlir-rl-prepare before scheduling FILE (imported "
+                                       "models); the baseline is FILE as given")
 
 
 def cmd_bench(c: BenchCommand) -> int:
@@ -127,7 +150,7 @@ def cmd_bench(c: BenchCommand) -> int:
         raise ValueError("bench needs FILE or --suite")
     from mlir_rl.bench.timing import BenchConfig, bench_file
     config = BenchConfig(runs=c.runs, warmup=c.warmup, threads=c.threads, seed=c.seed,
-                         function=c.function)
+                         function=c.function, prepare=c.prepare)
     result = bench_file(c.file, c.schedule or "", config, model=c.model)
     print(result.summary())
     if c.json:
@@ -437,6 +460,8 @@ Command = tuple[str, type, Callable[..., int]]
 COMMANDS: dict[str, Command] = {
     "ops": ("list the linalg ops of FILE with their ids", OpsConfig, cmd_ops),
     "optimize": ("apply a schedule to FILE and print the IR", OptimizeConfig, cmd_optimize),
+    "prepare": ("run the front end for imported IR (mlir-rl-prepare) on FILE", PrepareConfig,
+                cmd_prepare),
     "bench": ("time FILE unscheduled and scheduled, compare outputs; or a suite against peers",
               BenchCommand, cmd_bench),
     "check-policy": ("the policy through the plugin on unseen real-model kernels: speedups and "

@@ -22,6 +22,17 @@ LogicalResult buildLoweringPipeline(OpPassManager &pm);
 /// `llvm.emit_c_interface` first so that they can be called from C.
 LogicalResult lowerToLLVM(ModuleOp module, std::string &error);
 
+/// The front end for imported IR as text (also registered as
+/// `mlir-rl-prepare`): elementwise fusion, canonicalization, CSE, one init
+/// per consumer. Run before scheduling.
+const std::string &getPreparePipeline();
+
+/// Adds the prepare pipeline to `pm` (anchored on builtin.module).
+LogicalResult buildPreparePipeline(OpPassManager &pm);
+
+/// Runs the prepare pipeline on `module` in place.
+LogicalResult prepareModule(ModuleOp module, std::string &error);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_TRANSFORMS_LOWERING_H

@@ -150,4 +150,52 @@ def LowerMath : Pass<"mlir-rl-lower-math", "ModuleOp"> {
                            "::mlir::ub::UBDialect"];
 }
 
+def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise ops into one generic (imported IR)";
+  let description = [{
+    First step of `mlir-rl-prepare`. All-parallel named ops that read tensors
+    (`linalg.add`, `linalg.exp`, `linalg.elementwise`, `linalg.broadcast`,
+    `linalg.transpose`, ...) become `linalg.generic`; then upstream
+    elementwise fusion merges each producer into its consumer where that
+    duplicates no work: the producer has no other user, and the consumer
+    reads each of its elements once, unless the producer only moves data (a
+    broadcast or transpose). Batch norm's five generics and the activation
+    after it become one op; a per-channel computation that a consumer
+    broadcasts stays apart. Reshapes between generics are folded into them
+    (by expansion) so that chains across `tensor.expand_shape` fuse too, and
+    a `tensor.pad` of an all-parallel op's result is fused into that op (it
+    writes into the padded tensor). Fills, matmuls, convolutions and pooling
+    keep their names. A `linalg.transpose` of a constant (torch-mlir
+    transposes every `nn.Linear` weight at run time) is folded: the constant
+    is transposed at compile time (dense and `dense_resource` constants up
+    to 256 MiB).
+  }];
+  let options = [
+    Option<"foldReshapes", "fold-reshapes", "bool", /*default=*/"true",
+           "Fold reshapes between generics into them (by expansion)">,
+    Option<"fusePads", "fuse-pads", "bool", /*default=*/"true",
+           "Fuse tensor.pad into the all-parallel op producing its source">,
+    Option<"foldConstantTransposes", "fold-constant-transposes", "bool",
+           /*default=*/"true",
+           "Transpose constants at compile time (torch-mlir transposes every "
+           "nn.Linear weight at run time)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def UntieInits : Pass<"mlir-rl-untie-inits"> {
+  let summary = "Give each linalg op its own init (no fill shared by two ops)";
+  let description = [{
+    Last step of `mlir-rl-prepare`. CSE merges identical `linalg.fill`s, so
+    that two convolutions of the same shape accumulate into copies of one
+    filled tensor, and neither can fuse the fill into its tiles. This pass
+    clones a fill (or a generic that only moves data, such as a broadcast
+    bias) for every linalg op that uses it as an init, but the last one.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MLIR_RL_PASSES

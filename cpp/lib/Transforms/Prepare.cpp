@@ -1,0 +1,266 @@
+//===- Prepare.cpp - The front end for imported IR (mlir-rl-prepare) ------===//
+//
+// torch-mlir (and other importers) emit linalg code that is correct but hard
+// to schedule well: batch norm as five one-op generics, elementwise named ops
+// that upstream fusion does not see, fills that CSE shared between several
+// convolutions, pads as separate copies. The passes here rewrite such IR
+// into what the scheduler handles (one op per fused chain, one init per
+// consumer); `mlir-rl-prepare` runs them with canonicalization and CSE.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstring>
+#include <vector>
+
+namespace mlir::rl {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#define GEN_PASS_DEF_UNTIEINITS
+#include "mlir-rl/Transforms/Passes.h.inc"
+} // namespace mlir::rl
+
+using namespace mlir;
+
+namespace {
+
+bool isAllParallel(linalg::LinalgOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops();
+}
+
+/// An all-parallel named op that reads tensors (linalg.add, linalg.exp,
+/// linalg.elementwise, linalg.broadcast, linalg.transpose, linalg.copy,
+/// linalg.map, ...): as a generic, upstream elementwise fusion sees it.
+/// Fills stay (they are inits, handled by untie-inits), and so do ops with
+/// reductions (matmuls, convolutions, pooling): the scheduler knows them by
+/// name.
+struct GeneralizeElementwiseNamedOp
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (isa<linalg::GenericOp, linalg::FillOp>(op.getOperation()) ||
+        !op.hasPureTensorSemantics() || !isAllParallel(op) ||
+        op.getNumDpsInputs() == 0)
+      return failure();
+    if (!llvm::any_of(op.getDpsInputs(), [](Value v) {
+          return isa<RankedTensorType>(v.getType());
+        }))
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
+/// The elements of a row-major tensor of `shape` (elements of `bytes` bytes
+/// each), transposed: result dim i is input dim perm[i].
+std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> perm, size_t bytes) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> outShape, strides;
+  for (int64_t d = 0; d < rank; ++d) {
+    outShape.push_back(shape[perm[d]]);
+    strides.push_back(inStrides[perm[d]]);
+  }
+  std::vector<char> out(in.size());
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t offset = 0;
+  for (size_t o = 0, e = in.size() / bytes; o < e; ++o) {
+    std::memcpy(out.data() + o * bytes, in.data() + offset * bytes, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++idx[d] < outShape[d])
+        break;
+      offset -= strides[d] * outShape[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// A transpose of a constant (a weight: torch-mlir transposes every
+/// nn.Linear weight at run time) becomes the transposed constant, for dense
+/// and for resource (`dense_resource<...>`) constants up to 256 MiB.
+struct FoldTransposeOfConstant
+    : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cst = op.getInput().getDefiningOp<arith::ConstantOp>();
+    if (!cst || !op.hasPureTensorSemantics() || op->getNumResults() != 1)
+      return failure();
+    auto inType = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!inType || !outType || !inType.hasStaticShape() ||
+        !inType.getElementType().isIntOrFloat())
+      return failure();
+    unsigned bits = inType.getElementTypeBitWidth();
+    if (bits % 8 != 0)
+      return failure();
+    size_t bytes = bits / 8;
+    size_t total = (size_t)inType.getNumElements() * bytes;
+    if (total > (size_t(256) << 20))
+      return failure();
+    Attribute value = cst.getValue();
+    TypedAttr folded;
+    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      if (dense.isSplat()) {
+        folded = dense.resizeSplat(outType);
+      } else {
+        ArrayRef<char> raw = dense.getRawData();
+        if (raw.size() != total)
+          return failure();
+        std::vector<char> out =
+            transposeBytes(raw, inType.getShape(), op.getPermutation(), bytes);
+        folded = DenseElementsAttr::getFromRawBuffer(outType, out);
+      }
+    } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      DenseResourceElementsHandle handle = resource.getRawHandle();
+      AsmResourceBlob *blob = handle.getBlob();
+      if (!blob || blob->getData().size() != total)
+        return failure();
+      std::vector<char> out = transposeBytes(
+          blob->getData(), inType.getShape(), op.getPermutation(), bytes);
+      folded = DenseResourceElementsAttr::get(
+          outType, (handle.getKey() + "_transposed").str(),
+          HeapAsmResourceBlob::allocateAndCopyWithAlign(
+              out, blob->getDataAlignment(), /*dataIsMutable=*/false));
+    } else {
+      return failure();
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, outType, folded);
+    return success();
+  }
+};
+
+/// The body of `op` only forwards block arguments (a broadcast, transpose
+/// or copy): fusing it costs no recomputation, whatever the access.
+bool onlyMovesData(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (!llvm::hasSingleElement(body.getOperations()))
+    return false;
+  return llvm::all_of(body.getTerminator()->getOperands(), [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body;
+  });
+}
+
+/// Fuse an elementwise producer into its consumer when that duplicates no
+/// work: the producer has no other user, and the consumer reads each of its
+/// elements once (a permutation map) unless the producer only moves data.
+/// A small per-channel computation (batch norm's 1/sqrt(var + eps)) that a
+/// consumer broadcasts stays a separate op: fused, it would be recomputed
+/// for every pixel.
+bool shouldFuse(OpOperand *operand) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer)
+    return false;
+  Operation *consumer = operand->getOwner();
+  for (Operation *user : producer->getUsers())
+    if (user != consumer)
+      return false;
+  if (onlyMovesData(producer))
+    return true;
+  auto linalgConsumer = dyn_cast<linalg::LinalgOp>(consumer);
+  if (!linalgConsumer)
+    return false;
+  AffineMap map = linalgConsumer.getMatchingIndexingMap(operand);
+  return map.isPermutation();
+}
+
+/// Reshape propagation only between generics (a named matmul stays named).
+bool shouldFoldReshape(OpOperand *operand) {
+  Operation *owner = operand->getOwner();
+  Operation *producer = operand->get().getDefiningOp();
+  if (!producer)
+    return false;
+  if (auto generic = dyn_cast<linalg::GenericOp>(owner))
+    return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer);
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(owner))
+    return isa<linalg::GenericOp>(producer) && producer->hasOneUse();
+  return false;
+}
+
+struct FuseElementwisePass
+    : public mlir::rl::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    {
+      RewritePatternSet patterns(ctx);
+      if (foldConstantTransposes)
+        patterns.add<FoldTransposeOfConstant>(ctx, /*benefit=*/2);
+      patterns.add<GeneralizeElementwiseNamedOp>(ctx);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    if (foldReshapes)
+      linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                        shouldFoldReshape);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    if (fusePads)
+      linalg::populateFuseTensorPadWithProducerLinalgOpPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+/// The producer of an init that each consumer should have for itself: a
+/// fill, or a generic that only moves data (a broadcast bias) whose inputs
+/// are not produced by other linalg ops of the function.
+bool isClonableInit(Operation *op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && isAllParallel(generic) && onlyMovesData(generic) &&
+         generic->getNumResults() == 1;
+}
+
+struct UntieInitsPass
+    : public mlir::rl::impl::UntieInitsBase<UntieInitsPass> {
+  void runOnOperation() override {
+    SmallVector<OpOperand *> inits;
+    getOperation()->walk([&](DestinationStyleOpInterface op) {
+      if (!isa<linalg::LinalgOp>(op.getOperation()))
+        return;
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        Operation *producer = init.get().getDefiningOp();
+        if (producer && isClonableInit(producer) &&
+            !init.get().hasOneUse())
+          inits.push_back(&init);
+      }
+    });
+    OpBuilder builder(&getContext());
+    for (OpOperand *init : inits) {
+      Value value = init->get();
+      // The last user keeps the original.
+      if (value.hasOneUse())
+        continue;
+      Operation *producer = value.getDefiningOp();
+      builder.setInsertionPoint(init->getOwner());
+      Operation *copy = builder.clone(*producer);
+      init->set(copy->getResult(cast<OpResult>(value).getResultNumber()));
+    }
+  }
+};
+
+} // namespace

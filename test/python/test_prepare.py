@@ -1,0 +1,199 @@
+"""mlir-rl-prepare, the front end for imported IR: what it does to the IR,
+that it changes no output (on random programs too), and its entry points."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import mlir_rl
+from mlir_rl.fuzz.programs import program_for
+
+TEST_DIR = Path(__file__).resolve().parents[1]
+
+# A torch-mlir-style block: two convolutions share one fill; batch norm as
+# one-op generics; relu; a broadcast bias add on a matmul accumulator.
+BLOCK = """
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+#v = affine_map<(d0) -> (d0)>
+func.func @block(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %w2: tensor<8x4x3x3xf32>,
+                 %mean: tensor<8xf32>, %var: tensor<8xf32>) -> tensor<1x8x7x7xf32> {
+  %cst = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>)
+         outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %c2 = linalg.conv_2d_nchw_fchw ins(%x, %w2 : tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>)
+         outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+       ins(%var : tensor<8xf32>) outs(%e1 : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %sq = arith.mulf %in, %in : f32
+    %a = arith.addf %sq, %eps : f32
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %m3 = tensor.expand_shape %mean [[0, 1, 2]] output_shape [8, 1, 1] : tensor<8xf32> into tensor<8x1x1xf32>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [8, 1, 1] : tensor<8xf32> into tensor<8x1x1xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%c, %m3 : tensor<1x8x7x7xf32>, tensor<8x1x1xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%in: f32, %in2: f32, %o: f32):
+    %a = arith.subf %in, %in2 : f32
+    linalg.yield %a : f32
+  } -> tensor<1x8x7x7xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%1, %s3 : tensor<1x8x7x7xf32>, tensor<8x1x1xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%in: f32, %in2: f32, %o: f32):
+    %a = arith.mulf %in, %in2 : f32
+    linalg.yield %a : f32
+  } -> tensor<1x8x7x7xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%2 : tensor<1x8x7x7xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %p = arith.cmpf ugt, %in, %cst : f32
+    %r = arith.select %p, %in, %cst : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x7x7xf32>
+  %4 = linalg.add ins(%3, %c2 : tensor<1x8x7x7xf32>, tensor<1x8x7x7xf32>)
+         outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  return %4 : tensor<1x8x7x7xf32>
+}
+"""
+
+BIAS_MATMUL = """
+func.func @linear(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %w2: tensor<32x24xf32>,
+                  %b: tensor<24xf32>) -> (tensor<16x24xf32>, tensor<16x24xf32>) {
+  %e = tensor.empty() : tensor<16x24xf32>
+  %bb = linalg.broadcast ins(%b : tensor<24xf32>) outs(%e : tensor<16x24xf32>) dimensions = [0]
+  %m = linalg.matmul ins(%x, %w : tensor<16x32xf32>, tensor<32x24xf32>)
+         outs(%bb : tensor<16x24xf32>) -> tensor<16x24xf32>
+  %m2 = linalg.matmul ins(%x, %w2 : tensor<16x32xf32>, tensor<32x24xf32>)
+         outs(%bb : tensor<16x24xf32>) -> tensor<16x24xf32>
+  return %m, %m2 : tensor<16x24xf32>, tensor<16x24xf32>
+}
+"""
+
+
+def _outputs(text: str, threads: int = 1):
+    return mlir_rl.Module.parse(text).time(runs=1, warmup=0, threads=threads, seed=3).outputs
+
+
+def _names(text: str) -> list[str]:
+    return [o.name for o in mlir_rl.Module.parse(text).ops()]
+
+
+def test_the_block_becomes_one_op_per_chain_with_its_own_fills():
+    before, after = _names(BLOCK), _names(mlir_rl.prepare(BLOCK))
+    assert before.count("linalg.generic") == 4 and "linalg.add" in before
+    # sub, mul, relu and the add: one generic; the per-channel rsqrt apart.
+    assert after.count("linalg.generic") == 2 and "linalg.add" not in after
+    # One fill per convolution.
+    assert after.count("linalg.fill") == 2 and before.count("linalg.fill") == 1
+    ops = mlir_rl.Module.parse(mlir_rl.prepare(BLOCK)).ops()
+    convs = [o for o in ops if o.kind == "conv_2d"]
+    assert len({o.producer for o in convs}) == 2
+
+
+def test_preparing_changes_no_output():
+    for text in (BLOCK, BIAS_MATMUL):
+        ok, err = mlir_rl.outputs_match(_outputs(mlir_rl.prepare(text)), _outputs(text))
+        assert ok, err
+
+
+def test_a_broadcast_accumulator_is_given_to_each_matmul():
+    after = mlir_rl.prepare(BIAS_MATMUL)
+    ops = mlir_rl.Module.parse(after).ops()
+    matmuls = [o for o in ops if o.name == "linalg.matmul"]
+    producers = {o.producer for o in matmuls}
+    assert len(producers) == 2 and None not in producers
+    # Each matmul's schedule can then fuse its bias broadcast into its tiles.
+    m = mlir_rl.Module.parse(after)
+    for op in matmuls:
+        m.apply_schedule(f"{op.id}: TF(8,8,0)")
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs,
+                                    _outputs(BIAS_MATMUL))
+    assert ok, err
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_random_programs_prepared_and_scheduled_keep_their_outputs(seed):
+    """The fuzzer's programs (every op kind, chains, results used twice,
+    ints and floats) through prepare and the greedy policy: outputs equal to
+    the programs as generated."""
+    checked = 0
+    for i in range(30):
+        text = program_for(seed, i).text()
+        try:
+            ref = _outputs(text)
+        except mlir_rl.ScheduleError:
+            continue  # not lowerable as generated (the fuzzer skips these too)
+        m = mlir_rl.Module.parse(mlir_rl.prepare(text))
+        m.schedule_with_policy()
+        ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
+        assert ok, (i, err, text)
+        checked += 1
+    assert checked >= 25
+
+
+def test_bad_input_is_a_clean_error():
+    with pytest.raises(mlir_rl.ScheduleError, match="cannot prepare"):
+        mlir_rl.prepare("func.func @f( {", "bad.mlir")
+
+
+def test_the_pipeline_is_registered_for_mlir_opt(mlir_opt, plugin):
+    r = subprocess.run([mlir_opt, f"--load-pass-plugin={plugin}", "-p",
+                        "builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)", "-"],
+                       input=BLOCK, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "llvm.func @block" in r.stdout
+    assert mlir_rl.prepare_pipeline().startswith("builtin.module(mlir-rl-fuse-elementwise")
+
+
+def test_cli_prepare_and_bench_prepare(mlir_rl_cli, tmp_path):
+    src = tmp_path / "block.mlir"
+    src.write_text(BLOCK)
+    r = subprocess.run([mlir_rl_cli, "prepare", str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert _names(r.stdout) == _names(mlir_rl.prepare(BLOCK))
+    r = subprocess.run([mlir_rl_cli, "bench", str(src), "--prepare", "--runs", "1",
+                        "--threads", "1"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "outputs:    equal" in r.stdout
+
+
+TRANSPOSED_WEIGHTS = """
+func.func @linear(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %w = arith.constant dense<[[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]> : tensor<2x3xf32>
+  %r = arith.constant dense_resource<blob> : tensor<2x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x2xf32>
+  %wt = linalg.transpose ins(%w : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  %rt = linalg.transpose ins(%r : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<4x3xf32>, tensor<3x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %z = linalg.matmul ins(%x, %rt : tensor<4x3xf32>, tensor<3x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %y, %z : tensor<4x2xf32>, tensor<4x2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob: "0x040000000000803F0000004000004040000080400000A0400000C040"
+    }
+  }
+#-}
+"""
+
+
+def test_constant_weights_are_transposed_at_compile_time():
+    """torch-mlir transposes every nn.Linear weight at run time; prepared,
+    dense and dense_resource weights are transposed once, by the compiler."""
+    after = mlir_rl.prepare(TRANSPOSED_WEIGHTS)
+    assert "linalg.transpose" not in after and "linalg.generic" not in after
+    assert _names(after).count("linalg.matmul") == 2
+    ok, err = mlir_rl.outputs_match(_outputs(after), _outputs(TRANSPOSED_WEIGHTS))
+    assert ok, err
