@@ -7,14 +7,18 @@ are seeded, so every process builds the same model.
 """
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
-RESOLUTION = 112  # input height/width: 224 makes the naive baseline minutes long
+RESOLUTION = 224  # input height/width of the image models (real size)
+SEQUENCE = 128    # tokens of the transformer layers (real size)
+HIDDEN = 768      # BERT-base / GPT-2 small
 
 
 class BasicBlock(nn.Module):
@@ -109,12 +113,64 @@ class VGG11(nn.Module):
         return self.classifier(torch.flatten(self.features(x), 1))
 
 
-MODELS = {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2, "vgg11": VGG11}
+class BertLayer(nn.Module):
+    """A BERT-base encoder layer (post-norm, GELU with erf), written out so
+    that the import shows the matmuls, softmax and layer norms."""
+
+    def __init__(self, hidden: int = HIDDEN, heads: int = 12, inner: int = 3072):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.out = nn.Linear(hidden, hidden)
+        self.ln1 = nn.LayerNorm(hidden)
+        self.up = nn.Linear(hidden, inner)
+        self.down = nn.Linear(inner, hidden)
+        self.ln2 = nn.LayerNorm(hidden)
+
+    def attention(self, x, causal: bool = False):
+        b, s, h = x.shape
+        d = h // self.heads
+        q, k, v = self.qkv(x).split(h, dim=-1)
+        q, k, v = (t.reshape(b, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d)
+        if causal:
+            mask = torch.full((s, s), float("-inf")).triu(1)
+            scores = scores + mask
+        ctx = torch.softmax(scores, dim=-1) @ v
+        return self.out(ctx.transpose(1, 2).reshape(b, s, h))
+
+    def forward(self, x):
+        x = self.ln1(x + self.attention(x))
+        return self.ln2(x + self.down(F.gelu(self.up(x))))
+
+
+class GPT2Block(BertLayer):
+    """A GPT-2 small block: pre-norm, causal attention, GELU (tanh)."""
+
+    def forward(self, x):
+        x = x + self.attention(self.ln1(x), causal=True)
+        return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+
+
+def _image() -> torch.Tensor:
+    return torch.zeros(1, 3, RESOLUTION, RESOLUTION)
+
+
+def _tokens() -> torch.Tensor:
+    # Not zeros: layer norm of a constant row is 0/0-prone and says little.
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(1, SEQUENCE, HIDDEN, generator=g)
+
+
+# name -> (constructor, example input)
+MODELS = {"resnet18": (ResNet18, _image), "mobilenet_v2": (MobileNetV2, _image),
+          "vgg11": (VGG11, _image), "bert_layer": (BertLayer, _tokens),
+          "gpt2_block": (GPT2Block, _tokens)}
 
 
 def build(name: str) -> nn.Module:
     torch.manual_seed(0)
-    model = MODELS[name]().eval()
+    model = MODELS[name][0]().eval()
     # Non-trivial batch-norm statistics, so that folding mistakes would show.
     with torch.no_grad():
         for m in model.modules():
@@ -124,8 +180,8 @@ def build(name: str) -> nn.Module:
     return model
 
 
-def example_input() -> torch.Tensor:
-    return torch.zeros(1, 3, RESOLUTION, RESOLUTION)
+def example_input(name: str = "resnet18") -> torch.Tensor:
+    return MODELS[name][1]()
 
 
 def import_to_linalg(name: str, out: Path) -> Path:
@@ -149,7 +205,7 @@ def _main(name: str, out: str) -> None:
     from torch_mlir import fx
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        module = fx.export_and_import(build(name), example_input(),
+        module = fx.export_and_import(build(name), example_input(name),
                                       output_type="linalg-on-tensors")
     tmp = Path(out + ".tmp")
     tmp.write_text(str(module))
