@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The short seeded fuzz run of scripts/test.sh (about 2 minutes on 2 cores):
-# a fixed set of programs, each scheduled 6 random ways, 2 sampled and 1
-# greedy. Exits 1 if any output differs, any IR is invalid, anything crashes
+# a fixed set of programs, each scheduled 6 random ways, 2 sampled, 1
+# greedy and 1 greedy after mlir-rl-prepare. Exits 1 if any output differs, any IR is invalid, anything crashes
 # or hangs. The report (and shrunk reproducers) go to $1.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -395,6 +395,25 @@ def test_the_shrinker_reduces_a_failure(tmp_path):
     assert mlir_rl.Module.parse(text)  # the reproducer is a valid program
 
 
+def test_a_prepared_failure_shrinks_by_nodes(tmp_path):
+    """Failures of the prepared schedule (the greedy policy after
+    mlir-rl-prepare, whose op ids are not the program's) shrink by removing
+    nodes and rerunning that schedule. Here the 'failure' is status ok,
+    which every smaller program keeps: it shrinks to one node."""
+    from mlir_rl.fuzz.runner import Failure, FuzzConfig, shrink_failures
+    from mlir_rl.fuzz.worker import Spec, WorkerConfig
+    p = next(q for q in (program_for(9, i) for i in range(200))
+             if len(q.nodes) >= 3 and q.dtype == "f32" and not q.zero_size)
+    f = Failure("ok", "", p, Spec("prepared"), "")
+    shrink_failures([f], FuzzConfig(shrink_seconds=120), WorkerConfig(threads=1), tmp_path,
+                    lambda s: None)
+    assert f.shrunk and f.shrunk["reproduces"], f.shrunk
+    assert f.shrunk["nodes"] == [len(p.nodes), 1]
+    text = Path(f.reproducer).read_text()
+    assert "--prepare" in text and "mlir-rl-prepare,linalg-rl-schedule" in text
+    assert mlir_rl.Module.parse(text)
+
+
 def test_fuzz_command_writes_a_report(mlir_rl_cli, tmp_path):
     r = subprocess.run([mlir_rl_cli, "fuzz", "--programs", "3", "--seed", "2", "--jobs", "1",
                         "--random-schedules", "2", "--sampled-schedules", "1",
@@ -403,5 +422,8 @@ def test_fuzz_command_writes_a_report(mlir_rl_cli, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["programs"] == 3 and report["failures"] == 0
-    assert report["pairs"] >= 3 and set(report["by_source"]) <= {"random", "sampled", "greedy"}
+    assert report["pairs"] >= 3
+    assert set(report["by_source"]) <= {"random", "sampled", "greedy", "prepared"}
+    assert report["by_source"].get("prepared", 0) >= 1
+    assert report["command"].startswith("mlir-rl fuzz --programs 3")
     assert report["layout_hash"] == mlir_rl.layout().hash

@@ -208,6 +208,7 @@ def _main(name: str, out: str) -> None:
         module = fx.export_and_import(build(name), example_input(name),
                                       output_type="linalg-on-tensors")
     tmp = Path(out + ".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(str(module))
     tmp.replace(out)
 

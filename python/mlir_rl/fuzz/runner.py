@@ -39,6 +39,8 @@ class FuzzConfig:
     random_schedules: int = option(6, help="random mask-legal schedules per program")
     sampled_schedules: int = option(2, help="policy schedules sampled per program")
     no_greedy: bool = option(False, help="no greedy policy schedule")
+    no_prepared: bool = option(False, help="no greedy policy schedule of the program through "
+                                           "mlir-rl-prepare")
     threads: int = option(2, help="OpenMP threads of each run")
     model: str = option("", help="the policy (default: the shipped one)")
     timeout_s: float = option(120.0, help="a stage without progress this long is a hang")
@@ -55,6 +57,8 @@ def specs_for(cfg: FuzzConfig, index: int) -> list[Spec]:
     specs += [Spec("sampled", base + 8 + k) for k in range(cfg.sampled_schedules)]
     if not cfg.no_greedy:
         specs.append(Spec("greedy"))
+    if not cfg.no_prepared:
+        specs.append(Spec("prepared"))
     return specs
 
 
@@ -91,6 +95,7 @@ class Tally:
     zero_size_programs: int = 0
     multi_result_programs: int = 0
     unlowerable_details: collections.Counter = field(default_factory=collections.Counter)
+    unlowerable_programs: list = field(default_factory=list)
 
 
 def _count_actions(tally: Tally, schedule: str) -> None:
@@ -115,7 +120,12 @@ def _record(tally: Tally, failures: list[Failure], program: FuzzProgram, specs: 
     if status == "unlowerable":
         tally.unlowerable += 1
         detail = outcome.program.get("detail", "")
-        tally.unlowerable_details[detail.splitlines()[-1][:160] if detail else ""] += 1
+        # The first error names the cause ("the lowering pipeline failed" ends them all).
+        first = next((line for line in detail.splitlines() if "error" in line), "")
+        tally.unlowerable_details[first[:160] or (detail.splitlines()[-1][:160]
+                                                  if detail else "")] += 1
+        if len(tally.unlowerable_programs) < 20:
+            tally.unlowerable_programs.append(program.origin)
         return
     if status in ("crash", "hang"):
         spec = Spec("unscheduled")
@@ -147,19 +157,39 @@ class _Shrinker:
     the schedule's op ids renumbered), results not returned, schedule
     entries and actions out, tile sizes to 0."""
 
-    def __init__(self, worker: Worker, wcfg: WorkerConfig, status: str, deadline: float):
+    def __init__(self, worker: Worker, wcfg: WorkerConfig, status: str, deadline: float,
+                 spec: Optional[Spec] = None):
         self.worker, self.wcfg, self.status, self.deadline = worker, wcfg, status, deadline
+        self.spec = spec  # None: the explicit schedule given to fails()
         self.tests = 0
 
     def fails(self, program: FuzzProgram, schedule: str) -> bool:
         if time.monotonic() > self.deadline:
             return False
         self.tests += 1
-        out = self.worker.run(program.text(), [Spec("explicit", schedule=schedule)], self.wcfg)
+        spec = self.spec or Spec("explicit", schedule=schedule)
+        out = self.worker.run(program.text(), [spec], self.wcfg)
         if out.program.get("status") != "ok":
             return False
         res = out.results.get(0, {})
         return res.get("status") == self.status
+
+    def run_nodes(self, program: FuzzProgram) -> FuzzProgram:
+        """Nodes and returned results out while the failure stays (a policy
+        run each time: for failures without a schedule of the program's own
+        op ids, such as the prepared program's)."""
+        changed = True
+        while changed and time.monotonic() < self.deadline:
+            changed = False
+            for j in reversed(range(len(program.nodes))):
+                cut = program.without_node(j) if j < len(program.nodes) else None
+                if cut is not None and self.fails(cut[0], ""):
+                    program, changed = cut[0], True
+            for k in reversed(range(len(program.returns))):
+                smaller = program.without_return(k) if k < len(program.returns) else None
+                if smaller is not None and self.fails(smaller, ""):
+                    program, changed = smaller, True
+        return program
 
     def run(self, program: FuzzProgram, schedule: str) -> tuple[FuzzProgram, str]:
         from mlir_rl.core import Action, format_schedule, parse_schedule
@@ -223,7 +253,13 @@ def _reproducer(f: Failure, program: FuzzProgram, schedule: str, path: Path) -> 
              f"// program {program.origin}: {program.describe()}",
              f"// found by the {f.spec.label()} schedule" +
              (f" (stage {f.stage})" if f.stage else "")]
-    if schedule:
+    if f.spec.source == "prepared":
+        lines += [f"// the schedule of the prepared program (greedy policy): {schedule}",
+                  f"// reproduce: mlir-rl bench {path.name} --prepare --runs 1",
+                  "// or: mlir-opt-22 --load-pass-plugin=$(mlir-rl plugin-path) "
+                  "--pass-pipeline='builtin.module(mlir-rl-prepare,linalg-rl-schedule,"
+                  f"mlir-rl-lower)' {path.name}"]
+    elif schedule:
         lines += [f"// schedule: {schedule}",
                   f"// reproduce: mlir-rl bench {path.name} --schedule '{schedule}' --runs 1",
                   "// or: mlir-opt-22 --load-pass-plugin=$(mlir-rl plugin-path) "
@@ -253,7 +289,16 @@ def shrink_failures(failures: list[Failure], cfg: FuzzConfig, wcfg: WorkerConfig
             seen[key] = f
             path = out / f"failure-{len(seen):03d}-{f.status}.mlir"
             program, schedule = f.program, f.schedule
-            if f.spec.source != "unscheduled" and schedule:
+            if f.spec.source == "prepared":
+                sh = _Shrinker(worker, wcfg, f.status, time.monotonic() + cfg.shrink_seconds,
+                               spec=Spec("prepared"))
+                if sh.fails(program, ""):
+                    program = sh.run_nodes(program)
+                    f.shrunk = {"reproduces": True, "tests": sh.tests,
+                                "nodes": [len(f.program.nodes), len(program.nodes)]}
+                else:
+                    f.shrunk = {"reproduces": False, "tests": sh.tests}
+            elif f.spec.source != "unscheduled" and schedule:
                 sh = _Shrinker(worker, wcfg, f.status, time.monotonic() + cfg.shrink_seconds)
                 if sh.fails(program, schedule):
                     program, schedule = sh.run(program, schedule)
@@ -325,7 +370,7 @@ def run_fuzz(cfg: FuzzConfig, argv: Optional[list[str]] = None) -> dict:
         log(f"{len(failures)} failures; shrinking:")
         shrink_failures(failures, cfg, wcfg, out / "failures", log)
     report = {
-        "command": "mlir-rl fuzz " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "mlir-rl " + " ".join(argv if argv is not None else sys.argv[1:]),
         "version": mlir_rl.__version__,
         "layout_hash": mlir_rl.layout().hash,
         "legality_hash": mlir_rl.legality()["hash"],
@@ -336,6 +381,7 @@ def run_fuzz(cfg: FuzzConfig, argv: Optional[list[str]] = None) -> dict:
         "programs": tally.programs,
         "programs_unlowerable_unscheduled": tally.unlowerable,
         "unlowerable_reasons": dict(tally.unlowerable_details.most_common(10)),
+        "unlowerable_programs": tally.unlowerable_programs,
         "pairs": tally.pairs,
         "duplicate_schedules_skipped": tally.duplicates,
         "declined_actions": tally.declined,

@@ -24,9 +24,11 @@ FAILURES = ("wrong_output", "invalid_ir", "lowering_failed", "illegal", "error",
 @dataclass
 class Spec:
     """Where a schedule comes from: random mask-legal choices (seeded), the
-    policy (sampled with a seed, or greedy), or an explicit text."""
+    policy (sampled with a seed, or greedy), the greedy policy on the
+    program through mlir-rl-prepare first (``prepared``, the models' path),
+    or an explicit text."""
 
-    source: str              # random | sampled | greedy | explicit
+    source: str              # random | sampled | greedy | prepared | explicit
     seed: int = 0
     schedule: str = ""       # explicit only
 
@@ -156,18 +158,27 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
 
 def _run_pair(text: str, spec: Spec, cfg: WorkerConfig, reference, seen: set, tell) -> dict:
     import mlir_rl
-    m = mlir_rl.Module.parse(text)
     t0 = time.perf_counter()
+    if spec.source == "prepared":
+        tell({"stage": "prepare"})
+        try:
+            m = mlir_rl.Module.parse(mlir_rl.prepare(text))
+        except mlir_rl.ScheduleError as e:
+            return {"schedule": "", "status": "error", "detail": f"prepare failed: {e}"}
+    else:
+        m = mlir_rl.Module.parse(text)
     out = _schedule(m, spec, cfg, tell)
     schedule = m.schedule
     result = {"schedule": schedule, "declined": out.get("declined", 0)}
     if "status" in out:
         result.update(status=out["status"], detail=out["detail"])
         return result
-    if schedule in seen:
+    # A prepared program's op ids are its own: its schedules are not the others'.
+    key = ("prepared: " if spec.source == "prepared" else "") + schedule
+    if key in seen:
         result["status"] = "duplicate"
         return result
-    seen.add(schedule)
+    seen.add(key)
     tell({"stage": "verify", "schedule": schedule})
     ok, messages = m.verify()
     if not ok:
