@@ -39,6 +39,22 @@ func.func @approximated(%x: vector<2x8xf32>) -> vector<2x8xf32> {
   return %x2 : vector<2x8xf32>
 }
 
+// x^3 with a constant exponent (GELU's tanh form) becomes multiplications;
+// a variable exponent powf; integer powers (no LLVM lowering) a function
+// that convert-math-to-funcs outlines, after bufferization.
+// CHECK-LABEL: func.func @powers
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: math.powf
+// CHECK: math.ipowi
+func.func @powers(%x: vector<8xf32>, %n: vector<8xi64>, %a: vector<4xi32>, %b: vector<4xi32>) -> (vector<8xf32>, vector<8xf32>, vector<4xi32>) {
+  %c3 = arith.constant dense<3> : vector<8xi64>
+  %y = math.fpowi %x, %c3 : vector<8xf32>, vector<8xi64>
+  %z = math.fpowi %x, %n : vector<8xf32>, vector<8xi64>
+  %i = math.ipowi %a, %b : vector<4xi32>
+  return %y, %z, %i : vector<8xf32>, vector<8xf32>, vector<4xi32>
+}
+
 func.func private @printI64(i64)
 func.func private @printF32(f32)
 func.func private @printF64(f64)
@@ -47,6 +63,9 @@ func.func private @printNewline()
 // OUT: 3
 // OUT: 0.842
 // OUT: 1.98
+// OUT: -8
+// OUT: 16
+// OUT: 81
 func.func @main() {
   %v = arith.constant dense<[[-1, 2, -3, 4], [5, -6, 7, -8]]> : vector<2x4xi32>
   %a = call @rows(%v) : (vector<2x4xi32>) -> vector<2x4xi32>
@@ -63,6 +82,22 @@ func.func @main() {
   %ys = call @approximated(%xs) : (vector<2x8xf32>) -> vector<2x8xf32>
   %y = vector.extract %ys[1, 7] : f32 from vector<2x8xf32>
   call @printF32(%y) : (f32) -> ()
+  call @printNewline() : () -> ()
+  // (-2)^3 = -8, (-2)^4 = 16, 3^4 = 81
+  %m2 = arith.constant dense<-2.0> : vector<8xf32>
+  %four = arith.constant dense<4> : vector<8xi64>
+  %three = arith.constant dense<3> : vector<4xi32>
+  %fours = arith.constant dense<4> : vector<4xi32>
+  %p:3 = call @powers(%m2, %four, %three, %fours) : (vector<8xf32>, vector<8xi64>, vector<4xi32>, vector<4xi32>) -> (vector<8xf32>, vector<8xf32>, vector<4xi32>)
+  %p0 = vector.extract %p#0[5] : f32 from vector<8xf32>
+  call @printF32(%p0) : (f32) -> ()
+  call @printNewline() : () -> ()
+  %p1 = vector.extract %p#1[2] : f32 from vector<8xf32>
+  call @printF32(%p1) : (f32) -> ()
+  call @printNewline() : () -> ()
+  %p2 = vector.extract %p#2[1] : i32 from vector<4xi32>
+  %p2l = arith.extsi %p2 : i32 to i64
+  call @printI64(%p2l) : (i64) -> ()
   call @printNewline() : () -> ()
   return
 }

@@ -186,7 +186,11 @@ struct LowerMathPass : public mlir::rl::impl::LowerMathBase<LowerMathPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     {
+      // x^n with a constant n (GELU's tanh form: x^3) as multiplications;
+      // the LLVM conversion takes fpowi only with a scalar exponent. What
+      // is left (a variable exponent, ipowi) goes to convert-math-to-funcs.
       RewritePatternSet patterns(ctx);
+      math::populateExpansionPatterns(patterns, {"fpowi"});
       populateMathPolynomialApproximationPatterns(patterns,
                                                   isApproximatedMathOp);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -229,6 +233,8 @@ const std::string &getLoweringPipeline() {
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-openmp,"
       "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
+      // After bufferization: its outlined functions are unstructured.
+      "convert-math-to-funcs,"
       "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
       "reassociate-fp-reductions},"
       "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"
