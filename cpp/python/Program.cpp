@@ -129,6 +129,20 @@ struct Program::Impl {
   }
 };
 
+/// `text` parsed as a module that verifies (null: `error` has the
+/// diagnostics).
+static OwningOpRef<ModuleOp> parseVerified(MLIRContext *ctx,
+                                           const std::string &text,
+                                           const std::string &bufferName,
+                                           std::string &error) {
+  DiagnosticCollector collect(ctx, error);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(ctx), bufferName);
+  if (!module || failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
 Program::Program(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Program::~Program() = default;
 
@@ -138,15 +152,9 @@ std::unique_ptr<Program> Program::parse(const std::string &text,
   registerAllPassesOnce();
   auto impl = std::make_unique<Impl>();
   impl->context = createContext();
-  {
-    DiagnosticCollector collect(impl->context.get(), error);
-    impl->module = parseSourceString<ModuleOp>(
-        text, ParserConfig(impl->context.get()), bufferName);
-    if (!impl->module)
-      return nullptr;
-    if (failed(mlir::verify(*impl->module)))
-      return nullptr;
-  }
+  impl->module = parseVerified(impl->context.get(), text, bufferName, error);
+  if (!impl->module)
+    return nullptr;
   impl->scheduler = std::make_unique<Scheduler>(
       *impl->module, ActionSpaceConfig::getDefault());
   impl->scheduler->initialize();
@@ -543,14 +551,10 @@ bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error) {
   registerAllPassesOnce();
   std::unique_ptr<MLIRContext> context = createContext();
-  OwningOpRef<ModuleOp> module;
-  {
-    DiagnosticCollector collect(context.get(), error);
-    module = parseSourceString<ModuleOp>(text, ParserConfig(context.get()),
-                                         bufferName);
-    if (!module || failed(mlir::verify(*module)))
-      return false;
-  }
+  OwningOpRef<ModuleOp> module =
+      parseVerified(context.get(), text, bufferName, error);
+  if (!module)
+    return false;
   if (failed(prepareModule(*module, error)))
     return false;
   llvm::raw_string_ostream os(out);

@@ -163,6 +163,11 @@ def prepare(text: str, name: str = "<input>") -> str:
     op, pads folded into their producers, one init per consumer. Run it on
     imported models before scheduling. Raises ScheduleError if the text does
     not parse or the pipeline fails."""
+    return _prepare_text(text, name)
+
+
+def _prepare_text(text: str, name: str) -> str:
+    # Module.load's `prepare` flag shadows prepare() there.
     try:
         return _core.prepare(text, name)
     except ValueError as e:
@@ -242,7 +247,7 @@ class Module:
         first (imported models)."""
         text = read_text(path)
         if prepare:
-            text = globals()["prepare"](text, str(path))
+            text = _prepare_text(text, str(path))
         return cls.parse(text, str(path))
 
     def fresh(self) -> "Module":

@@ -187,7 +187,7 @@ bool shouldFoldReshape(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   if (!producer)
     return false;
-  if (auto generic = dyn_cast<linalg::GenericOp>(owner))
+  if (isa<linalg::GenericOp>(owner))
     return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer);
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(owner))
     return isa<linalg::GenericOp>(producer) && producer->hasOneUse();
@@ -225,8 +225,8 @@ struct FuseElementwisePass
 };
 
 /// The producer of an init that each consumer should have for itself: a
-/// fill, or a generic that only moves data (a broadcast bias) whose inputs
-/// are not produced by other linalg ops of the function.
+/// fill, or a generic that only moves data (a broadcast bias). The clone
+/// goes right before its consumer, which the producer's operands dominate.
 bool isClonableInit(Operation *op) {
   if (isa<linalg::FillOp>(op))
     return true;
@@ -244,8 +244,7 @@ struct UntieInitsPass
         return;
       for (OpOperand &init : op.getDpsInitsMutable()) {
         Operation *producer = init.get().getDefiningOp();
-        if (producer && isClonableInit(producer) &&
-            !init.get().hasOneUse())
+        if (producer && isClonableInit(producer))
           inits.push_back(&init);
       }
     });

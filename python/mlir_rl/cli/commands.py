@@ -23,6 +23,14 @@ CPUS = os.cpu_count() or 1
 
 # -- Programs ------------------------------------------------------------------
 
+def _write_output(text: str, output: Optional[str]) -> None:
+    """IR to the -o file, or to stdout (no file, or '-')."""
+    if output and output != "-":
+        Path(output).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
 @dataclass
 class OpsConfig:
     """List the linalg ops of a file with their ids, kinds and loops."""
@@ -78,10 +86,7 @@ def cmd_optimize(c: OptimizeConfig) -> int:
     text = module.lowered() if c.lower else module.ir()
     if c.dump_schedule:
         Path(c.dump_schedule).write_text(module.dump())
-    if c.output and c.output != "-":
-        Path(c.output).write_text(text)
-    else:
-        sys.stdout.write(text)
+    _write_output(text, c.output)
     return 0
 
 
@@ -97,10 +102,7 @@ class PrepareConfig:
 def cmd_prepare(c: PrepareConfig) -> int:
     from mlir_rl.core import prepare, read_text
     text = prepare(read_text(c.file), c.file)
-    if c.output and c.output != "-":
-        Path(c.output).write_text(text)
-    else:
-        sys.stdout.write(text)
+    _write_output(text, c.output)
     return 0
 
 

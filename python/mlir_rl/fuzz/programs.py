@@ -216,6 +216,10 @@ def _const(value: str, dtype: str) -> str:
             "lowest": str(-(1 << (bits - 1))), "highest": str((1 << (bits - 1)) - 1)}[value]
 
 
+# The named binary ops (linalg.<op>) and their arith bodies (linalg.map).
+BINARY_OPS = ("add", "sub", "mul", "max", "min")
+
+
 def _arith(op: str, dtype: str) -> str:
     f = _is_float(dtype)
     return {"add": "arith.addf" if f else "arith.addi",
@@ -341,7 +345,9 @@ def _render(node: Node, ins: list[str], tys: list[TensorType], p: str,
                      f"outs(%{p}_acc : {out}) -> {out}")
         return lines, [f"%{p}"]
     if k == "binary":
-        op = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min"}[a["op"]]
+        op = a["op"]
+        if op not in BINARY_OPS:
+            raise KeyError(op)
         lines.append(f"%{p}_e = tensor.empty() : {out}")
         lines.append(f"%{p} = linalg.{op} ins({ins[0]}, {ins[1]} : {tys[0]}, {tys[1]}) "
                      f"outs(%{p}_e : {out}) -> {out}")
@@ -584,8 +590,7 @@ def _try_node(b: _Builder, x: Ref) -> Optional[Ref]:
         return b.add("unary", [x], {"fn": fn}, [t], 1)
     if kind in ("binary", "map"):
         y = b.operand(t, x)
-        ops = ["add", "sub", "mul", "max", "min"]
-        op = rng.choice(ops)
+        op = rng.choice(BINARY_OPS)
         return b.add(kind, [x, y], {"op": op}, [t], 1)
     if kind == "copy":
         return b.add("copy", [x], {}, [t], 1)
