@@ -1,7 +1,8 @@
 // mlir-rl-prepare, the front end for imported IR: a torch-mlir-style block
 // (two convolutions sharing one CSE'd fill, batch norm as one-op generics,
 // relu, a named linalg.add and linalg.negf, a pad before the next
-// convolution) becomes: one fill per convolution, the whole elementwise
+// convolution) becomes: each convolution an im2col copy and a matmul with
+// its own fill, the whole elementwise
 // chain in one generic (the per-channel rsqrt, which the chain broadcasts,
 // stays apart: fused it would be recomputed per pixel), the pad folded into
 // the chain's output (a filled tensor, the chain written into its interior).
@@ -14,11 +15,17 @@
 // RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null
 
 // CHECK-LABEL: func.func @block
-// CHECK:       %[[F1:.+]] = linalg.fill
-// CHECK:       %[[F2:.+]] = linalg.fill
-// CHECK:       %[[C1:.+]] = linalg.conv_2d_nchw_fchw {{.*}} outs(%[[F2]] :
-// CHECK:       %[[F3:.+]] = linalg.fill
-// CHECK:       %[[C2:.+]] = linalg.conv_2d_nchw_fchw {{.*}} outs(%[[F3]] :
+// The convolutions become im2col copies and matmuls (mlir-rl-conv-to-matmul);
+// the first two read the same input, so CSE leaves them one copy.
+// CHECK:       %[[COL:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<8x3x3x8x8xf32>)
+// CHECK:       %[[COLC:.+]] = tensor.collapse_shape %[[COL]]
+// CHECK:       %[[F1:.+]] = linalg.fill {{.*}} -> tensor<16x64xf32>
+// CHECK:       %[[F2:.+]] = linalg.fill {{.*}} -> tensor<16x64xf32>
+// CHECK:       %[[M1:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COLC]] : tensor<16x72xf32>, tensor<72x64xf32>) outs(%[[F2]] :
+// CHECK:       %[[C1:.+]] = tensor.expand_shape %[[M1]]
+// CHECK:       %[[F3:.+]] = linalg.fill {{.*}} -> tensor<16x64xf32>
+// CHECK:       %[[M2:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COLC]] : tensor<16x72xf32>, tensor<72x64xf32>) outs(%[[F3]] :
+// CHECK:       %[[C2:.+]] = tensor.expand_shape %[[M2]]
 // CHECK:       %[[RS:.+]] = linalg.generic
 // CHECK:         math.rsqrt
 // CHECK:       %[[PADF:.+]] = linalg.fill {{.*}} -> tensor<1x16x10x10xf32>
@@ -32,7 +39,10 @@
 // CHECK-NEXT:    arith.negf
 // CHECK-NEXT:    linalg.yield
 // CHECK:       %[[PADDED:.+]] = tensor.insert_slice %[[CHAIN]] into %[[PADF]][0, 0, 1, 1]
-// CHECK:       linalg.conv_2d_nchw_fchw ins(%[[PADDED]], {{.*}} outs(%[[F1]] :
+// CHECK:       %[[PC:.+]] = tensor.collapse_shape %[[PADDED]]
+// CHECK:       %[[COL3:.+]] = linalg.generic {{.*}} ins(%[[PC]] : tensor<16x10x10xf32>)
+// CHECK:       %[[COL3C:.+]] = tensor.collapse_shape %[[COL3]]
+// CHECK:       %[[M3:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COL3C]] : tensor<16x144xf32>, tensor<144x64xf32>) outs(%[[F1]] :
 // CHECK-NOT:   linalg.generic
 // CHECK:       return
 

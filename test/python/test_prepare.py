@@ -89,13 +89,16 @@ def _names(text: str) -> list[str]:
 def test_the_block_becomes_one_op_per_chain_with_its_own_fills():
     before, after = _names(BLOCK), _names(mlir_rl.prepare(BLOCK))
     assert before.count("linalg.generic") == 4 and "linalg.add" in before
-    # sub, mul, relu and the add: one generic; the per-channel rsqrt apart.
-    assert after.count("linalg.generic") == 2 and "linalg.add" not in after
+    # sub, mul, relu and the add: one generic; the per-channel rsqrt apart;
+    # the two convolutions' matmuls and the im2col copy of %x they share.
+    assert after.count("linalg.generic") == 5 and "linalg.add" not in after
     # One fill per convolution.
     assert after.count("linalg.fill") == 2 and before.count("linalg.fill") == 1
+    # The convolutions became matmuls (im2col), each with its own fill.
     ops = mlir_rl.Module.parse(mlir_rl.prepare(BLOCK)).ops()
-    convs = [o for o in ops if o.kind == "conv_2d"]
-    assert len({o.producer for o in convs}) == 2
+    convs = [o for o in ops if o.kind == "matmul"]
+    assert len(convs) == 2 and len({o.producer for o in convs}) == 2
+    assert all(ops[o.producer].name == "linalg.fill" for o in convs)
 
 
 def test_preparing_changes_no_output():
@@ -197,3 +200,99 @@ def test_constant_weights_are_transposed_at_compile_time():
     assert _names(after).count("linalg.matmul") == 2
     ok, err = mlir_rl.outputs_match(_outputs(after), _outputs(TRANSPOSED_WEIGHTS))
     assert ok, err
+
+
+def _conv(layout: str, n: int, c: int, size: int, f: int, k: int, stride: int,
+          dilation: int, elt: str = "f32") -> str:
+    out = (size - dilation * (k - 1) - 1) // stride + 1
+    shapes = {"nchw_fchw": ([n, c, size, size], [f, c, k, k], [n, f, out, out]),
+              "nhwc_hwcf": ([n, size, size, c], [k, k, c, f], [n, out, out, f]),
+              "nhwc_fhwc": ([n, size, size, c], [f, k, k, c], [n, out, out, f])}[layout]
+    x, w, o = ("tensor<" + "x".join(map(str, s)) + f"x{elt}>" for s in shapes)
+    zero = "0.0" if elt.startswith("f") else "0"
+    return (f"func.func @main(%x: {x}, %w: {w}) -> {o} {{\n"
+            f"  %z = arith.constant {zero} : {elt}\n  %e = tensor.empty() : {o}\n"
+            f"  %f = linalg.fill ins(%z : {elt}) outs(%e : {o}) -> {o}\n"
+            f"  %r = linalg.conv_2d_{layout} {{dilations = dense<{dilation}> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+CONVS = [  # layout, n, c, size, f, kernel, stride, dilation, element type
+    ("nchw_fchw", 1, 4, 9, 8, 3, 1, 1, "f32"), ("nchw_fchw", 2, 3, 11, 5, 3, 2, 1, "f32"),
+    ("nchw_fchw", 1, 6, 8, 4, 1, 1, 1, "f32"), ("nchw_fchw", 1, 3, 13, 4, 3, 2, 2, "f32"),
+    ("nchw_fchw", 2, 4, 7, 3, 1, 2, 1, "f64"), ("nhwc_hwcf", 1, 5, 10, 6, 3, 1, 1, "f32"),
+    ("nhwc_hwcf", 2, 3, 9, 4, 2, 2, 1, "i32"), ("nhwc_hwcf", 1, 8, 6, 8, 1, 1, 1, "f32"),
+    ("nhwc_fhwc", 1, 4, 12, 6, 5, 2, 1, "f32"), ("nhwc_fhwc", 2, 2, 9, 3, 3, 1, 3, "f32"),
+]
+
+
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
+def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
+    text = _conv(*conv)
+    after = mlir_rl.prepare(text)
+    assert "linalg.conv_2d" not in after
+    ops = mlir_rl.Module.parse(after).ops()
+    assert any(o.kind == "matmul" or o.kind == "batch_matmul" or o.kind == "generic"
+               for o in ops)
+    copies = [o for o in ops if o.kind == "generic" and "r" not in o.iterators]
+    one_by_one = conv[5] == 1 and conv[6] == 1
+    assert len(copies) == (0 if one_by_one else 1)
+    ref = _outputs(text)
+    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
+    assert ok, err
+    # And scheduled by the policy.
+    m = mlir_rl.Module.parse(after)
+    m.schedule_with_policy()
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
+    assert ok, err
+
+
+def _window(op: str, n: int, c: int, size: int, k: int, stride: int, dilation: int,
+            elt: str = "f32") -> str:
+    """A depthwise convolution or pooling (``op`` names the linalg op)."""
+    out = (size - dilation * (k - 1) - 1) // stride + 1
+    nchw = "nchw" in op
+    x = [n, c, size, size] if nchw else [n, size, size, c]
+    o = [n, c, out, out] if nchw else [n, out, out, c]
+    w = ([c, k, k] if nchw else [k, k, c]) if "depthwise" in op else [k, k]
+    x, w, o = ("tensor<" + "x".join(map(str, s)) + f"x{elt}>" for s in (x, w, o))
+    init = "-3.0e38" if "max" in op and elt.startswith("f") else ("0.0" if elt.startswith("f") else "0")
+    args = f"%x: {x}, %w: {w}" if "depthwise" in op else f"%x: {x}"
+    window = "" if "depthwise" in op else f"  %w = tensor.empty() : {w}\n"
+    return (f"func.func @main({args}) -> {o} {{\n"
+            f"  %z = arith.constant {init} : {elt}\n  %e = tensor.empty() : {o}\n{window}"
+            f"  %f = linalg.fill ins(%z : {elt}) outs(%e : {o}) -> {o}\n"
+            f"  %r = linalg.{op} {{dilations = dense<{dilation}> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+WINDOWS = [  # op, n, c, size, kernel, stride, dilation, element type
+    ("depthwise_conv_2d_nchw_chw", 1, 8, 10, 3, 1, 1, "f32"),
+    ("depthwise_conv_2d_nchw_chw", 2, 5, 11, 3, 2, 1, "f32"),
+    ("depthwise_conv_2d_nchw_chw", 1, 4, 13, 5, 2, 2, "f64"),
+    ("depthwise_conv_2d_nhwc_hwc", 1, 16, 9, 3, 1, 1, "f32"),
+    ("depthwise_conv_2d_nhwc_hwc", 2, 8, 10, 2, 2, 1, "i32"),
+    ("pooling_nchw_max", 1, 6, 12, 3, 2, 1, "f32"),
+    ("pooling_nchw_max", 2, 4, 8, 2, 2, 1, "f32"),
+    ("pooling_nchw_sum", 1, 3, 9, 3, 3, 1, "f32"),
+    ("pooling_nhwc_max", 1, 10, 9, 3, 1, 2, "f32"),
+    ("pooling_nhwc_sum", 2, 4, 7, 2, 1, 1, "i32"),
+]
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda c: "-".join(map(str, c)))
+def test_depthwise_and_pooling_become_elementwise_with_equal_outputs(window):
+    text = _window(*window)
+    after = mlir_rl.prepare(text)
+    assert "linalg.depthwise" not in after and "linalg.pooling" not in after
+    ops = mlir_rl.Module.parse(after).ops()
+    assert all("r" not in o.iterators for o in ops), [o.iterators for o in ops]
+    ref = _outputs(text)
+    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
+    assert ok, err
+    m = mlir_rl.Module.parse(after)
+    m.schedule_with_policy()
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
+    assert ok, (m.schedule, err)

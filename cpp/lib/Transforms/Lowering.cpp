@@ -247,6 +247,7 @@ const std::string &getLoweringPipeline() {
 const std::string &getPreparePipeline() {
   static const std::string pipeline =
       "builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,"
+      "mlir-rl-conv-to-matmul,mlir-rl-unroll-windows,canonicalize,cse,"
       "mlir-rl-untie-inits)";
   return pipeline;
 }

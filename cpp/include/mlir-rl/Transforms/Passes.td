@@ -198,4 +198,57 @@ def UntieInits : Pass<"mlir-rl-untie-inits"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
+  let summary = "Rewrite 2-D convolutions as an im2col copy and a matmul";
+  let description = [{
+    Step of `mlir-rl-prepare`, after elementwise fusion and before the
+    inits are untied. A `linalg.conv_2d_nchw_fchw` (or
+    `conv_2d_nhwc_hwcf`, `conv_2d_nhwc_fhwc`) with static shapes becomes
+    three ops: an all-parallel generic that copies every window of the input
+    into an im2col tensor (`[N, C, KH, KW, OH, OW]` for NCHW, whose rows are
+    contiguous reads of the input when the stride is 1), a
+    `tensor.collapse_shape` of it to `[N, C*KH*KW, OH*OW]`, and a
+    matmul-like generic of the flattened filter with it, whose result is
+    expanded back to the convolution's shape. A 1x1 convolution with stride
+    1 needs no copy: the input is only collapsed. The scheduler then applies
+    its matmul schedules (tiling, parallelization, vectorization to
+    `vector.contract`) to convolutions, which it cannot vectorize as well as
+    2-D windows. Generic consumers of a rewritten convolution are then
+    collapsed to the matmul's shape where their indexing maps allow it
+    (upstream's fold-reshape-by-collapsing). Convolutions with mixed element
+    types or dynamic shapes are left alone.
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"0",
+           "Leave convolutions of fewer multiply-adds alone">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def UnrollWindows : Pass<"mlir-rl-unroll-windows"> {
+  let summary = "Rewrite depthwise convolutions and poolings as elementwise "
+                "generics over strided views, one per window tap";
+  let description = [{
+    Step of `mlir-rl-prepare`, after `mlir-rl-conv-to-matmul`. A
+    `linalg.depthwise_conv_2d_{nchw_chw,nhwc_hwc}` or
+    `linalg.pooling_{nchw,nhwc}_{max,sum}` with static shapes becomes an
+    all-parallel `linalg.generic` whose inputs are strided
+    `tensor.extract_slice`s of the input (one per window tap) and, for a
+    depthwise convolution, the filter's columns, and whose body is the named
+    op's body once per tap, in the named op's order. Its accesses are
+    projected permutations, so the scheduler tiles and vectorizes it as an
+    elementwise op (upstream vectorizes depthwise convolutions only along
+    NHWC channels, poolings not at all in NCHW). Windows with more taps than
+    one op may have operands become a chain of such generics.
+  }];
+  let options = [
+    Option<"maxTaps", "max-taps", "int64_t", /*default=*/"49",
+           "Leave windows of more taps alone">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // MLIR_RL_PASSES

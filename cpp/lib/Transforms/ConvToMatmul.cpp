@@ -1,0 +1,289 @@
+//===- ConvToMatmul.cpp - Convolutions as im2col and a matmul --------------===//
+//
+// The scheduler vectorizes a 2-D convolution only after decomposing it into
+// 1-D convolutions, which for NCHW needs transposes and runs far below what
+// the same multiply-adds reach as a matmul. This pass rewrites a convolution
+// into a copy of its input windows (im2col) and a matmul-like generic, which
+// the scheduler tiles, parallelizes and vectorizes as it does matmuls.
+//
+// Unlike upstream's rewriteInIm2Col, the copy keeps the window dimensions
+// apart ([N, C, KH, KW, OH, OW] for NCHW) with affine accesses instead of
+// floordiv/mod ones: the scheduler can analyse and tile it, and for stride 1
+// its innermost loop reads the input contiguously.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rl {
+#define GEN_PASS_DEF_CONVTOMATMUL
+#include "mlir-rl/Transforms/Passes.h.inc"
+} // namespace mlir::rl
+
+using namespace mlir;
+
+namespace {
+
+enum class Layout { NchwFchw, NhwcHwcf, NhwcFhwc };
+
+struct ConvShape {
+  Layout layout;
+  int64_t n, c, h, w, f, kh, kw, oh, ow;
+  int64_t sh, sw, dh, dw;
+};
+
+std::optional<ConvShape> getConvShape(linalg::LinalgOp op) {
+  Layout layout;
+  DenseIntElementsAttr strides, dilations;
+  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    layout = Layout::NchwFchw;
+    strides = conv.getStrides();
+    dilations = conv.getDilations();
+  } else if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
+    layout = Layout::NhwcHwcf;
+    strides = conv.getStrides();
+    dilations = conv.getDilations();
+  } else if (auto conv = dyn_cast<linalg::Conv2DNhwcFhwcOp>(op.getOperation())) {
+    layout = Layout::NhwcFhwc;
+    strides = conv.getStrides();
+    dilations = conv.getDilations();
+  } else {
+    return std::nullopt;
+  }
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto xt = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto wt = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  auto ot = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
+      !ot.hasStaticShape())
+    return std::nullopt;
+  // One element type: the body is then a multiply-add (no casts).
+  Type elt = ot.getElementType();
+  if (xt.getElementType() != elt || wt.getElementType() != elt ||
+      !(isa<FloatType>(elt) || elt.isSignlessInteger()))
+    return std::nullopt;
+  auto s = llvm::to_vector(strides.getValues<int64_t>());
+  auto d = llvm::to_vector(dilations.getValues<int64_t>());
+  ConvShape shape{layout, 0, 0, 0, 0, 0, 0, 0, 0, 0, s[0], s[1], d[0], d[1]};
+  ArrayRef<int64_t> x = xt.getShape(), w = wt.getShape(), o = ot.getShape();
+  switch (layout) {
+  case Layout::NchwFchw:
+    shape.n = x[0], shape.c = x[1], shape.h = x[2], shape.w = x[3];
+    shape.f = w[0], shape.kh = w[2], shape.kw = w[3];
+    shape.oh = o[2], shape.ow = o[3];
+    break;
+  case Layout::NhwcHwcf:
+    shape.n = x[0], shape.h = x[1], shape.w = x[2], shape.c = x[3];
+    shape.kh = w[0], shape.kw = w[1], shape.f = w[3];
+    shape.oh = o[1], shape.ow = o[2];
+    break;
+  case Layout::NhwcFhwc:
+    shape.n = x[0], shape.h = x[1], shape.w = x[2], shape.c = x[3];
+    shape.f = w[0], shape.kh = w[1], shape.kw = w[2];
+    shape.oh = o[1], shape.ow = o[2];
+    break;
+  }
+  // The body must be the plain multiply-add of the named op (a convolution
+  // whose region was built otherwise, e.g. with casts, is left alone).
+  Block &body = op->getRegion(0).front();
+  if (body.getOperations().size() != 3)
+    return std::nullopt;
+  return shape;
+}
+
+/// The multiply-add body of the matmul: out + lhs * rhs.
+void buildMulAdd(OpBuilder &b, Location loc, ValueRange args) {
+  Value mul, add;
+  if (isa<FloatType>(args[0].getType())) {
+    mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+    add = arith::AddFOp::create(b, loc, args[2], mul);
+  } else {
+    mul = arith::MulIOp::create(b, loc, args[0], args[1]);
+    add = arith::AddIOp::create(b, loc, args[2], mul);
+  }
+  linalg::YieldOp::create(b, loc, add);
+}
+
+/// Reassociation groups of consecutive dimensions of the given sizes.
+SmallVector<ReassociationIndices> groups(ArrayRef<int64_t> sizes) {
+  SmallVector<ReassociationIndices> re;
+  int64_t next = 0;
+  for (int64_t size : sizes) {
+    ReassociationIndices group;
+    for (int64_t i = 0; i < size; ++i)
+      group.push_back(next++);
+    re.push_back(group);
+  }
+  return re;
+}
+
+/// Rewrites `op`; returns the matmul generic.
+FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   const ConvShape &s) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+  Value init = op.getDpsInits()[0];
+  auto outType = cast<RankedTensorType>(init.getType());
+  Type elt = outType.getElementType();
+  bool nchw = s.layout == Layout::NchwFchw;
+  // A batch of one is collapsed away: the matmul is then a plain 2-D one
+  // (loops m, q, k), which is what the policy has seen most.
+  bool batched = s.n != 1;
+  unsigned b = batched ? 1 : 0;
+  rewriter.setInsertionPoint(op);
+
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto par = utils::IteratorType::parallel;
+  auto red = utils::IteratorType::reduction;
+  // With a batch: the leading dimension of each group list stays alone.
+  auto batch = [&](SmallVector<int64_t> sizes) {
+    if (batched)
+      sizes.insert(sizes.begin(), 1);
+    else
+      sizes.front() += 1;
+    return groups(sizes);
+  };
+
+  // The im2col tensor, collapsed to [(N,) K, P] (NCHW) or [(N,) P, K] (NHWC).
+  Value col;
+  bool copyFree = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
+                  s.h == s.oh && s.w == s.ow;
+  if (copyFree) {
+    col = tensor::CollapseShapeOp::create(
+        rewriter, loc, x, nchw ? batch({1, 2}) : batch({2, 1}));
+  } else {
+    // The input without its unit batch: [C, H, W] or [H, W, C].
+    Value input = batched ? x
+                          : tensor::CollapseShapeOp::create(
+                                rewriter, loc, x, groups({2, 1, 1}))
+                                .getResult();
+    // Loops ((n,) c, kh, kw, oh, ow) for NCHW, ((n,) oh, ow, kh, kw, c)
+    // for NHWC.
+    SmallVector<int64_t> colShape;
+    SmallVector<AffineExpr> xExprs;
+    if (batched)
+      xExprs.push_back(d(0));
+    if (nchw) {
+      colShape = {s.c, s.kh, s.kw, s.oh, s.ow};
+      xExprs.append({d(b), d(b + 3) * s.sh + d(b + 1) * s.dh,
+                     d(b + 4) * s.sw + d(b + 2) * s.dw});
+    } else {
+      colShape = {s.oh, s.ow, s.kh, s.kw, s.c};
+      xExprs.append({d(b) * s.sh + d(b + 2) * s.dh,
+                     d(b + 1) * s.sw + d(b + 3) * s.dw, d(b + 4)});
+    }
+    if (batched)
+      colShape.insert(colShape.begin(), s.n);
+    unsigned rank = colShape.size();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, colShape, elt);
+    auto copy = linalg::GenericOp::create(
+        rewriter, loc, empty.getType(), ValueRange{input}, ValueRange{empty},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
+                            rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, par),
+        [](OpBuilder &ob, Location l, ValueRange args) {
+          linalg::YieldOp::create(ob, l, args[0]);
+        });
+    SmallVector<ReassociationIndices> re =
+        groups(nchw ? SmallVector<int64_t>{3, 2} : SmallVector<int64_t>{2, 3});
+    if (batched)
+      re = groups(nchw ? SmallVector<int64_t>{1, 3, 2}
+                       : SmallVector<int64_t>{1, 2, 3});
+    col = tensor::CollapseShapeOp::create(rewriter, loc, copy.getResult(0), re);
+  }
+
+  // The filter as a matrix: [F, K] (fchw, fhwc) or [K, F] (hwcf).
+  Value w2 = tensor::CollapseShapeOp::create(
+      rewriter, loc, w,
+      groups(s.layout == Layout::NhwcHwcf ? SmallVector<int64_t>{3, 1}
+                                          : SmallVector<int64_t>{1, 3}));
+
+  SmallVector<ReassociationIndices> outRe =
+      nchw ? batch({1, 2}) : batch({2, 1});
+  Value init2 = tensor::CollapseShapeOp::create(rewriter, loc, init, outRe);
+
+  // Loops ((n,) m, q, k): NCHW out[m=f, q=p] = w2[f, k] * col[k, p];
+  // NHWC out[m=p, q=f] = col[p, k] * w2[k, f] (or w2[f, k] for fhwc).
+  unsigned loops = 3 + b;
+  auto map = [&](SmallVector<AffineExpr> exprs, bool withBatch) {
+    if (withBatch && batched)
+      exprs.insert(exprs.begin(), d(0));
+    return AffineMap::get(loops, 0, exprs, ctx);
+  };
+  AffineExpr m = d(b), q = d(b + 1), kk = d(b + 2);
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> ins;
+  if (nchw) {
+    ins = {w2, col};
+    maps = {map({m, kk}, false), map({kk, q}, true)};
+  } else {
+    ins = {col, w2};
+    maps = {map({m, kk}, true), s.layout == Layout::NhwcHwcf
+                                    ? map({kk, q}, false)
+                                    : map({q, kk}, false)};
+  }
+  maps.push_back(map({m, q}, true));
+  SmallVector<utils::IteratorType> iterators(loops, par);
+  iterators.back() = red;
+  auto matmul = linalg::GenericOp::create(
+      rewriter, loc, init2.getType(), ins, ValueRange{init2}, maps, iterators,
+      [](OpBuilder &ob, Location l, ValueRange args) {
+        buildMulAdd(ob, l, args);
+      });
+  Value result = tensor::ExpandShapeOp::create(
+      rewriter, loc, outType, matmul.getResult(0), outRe);
+  rewriter.replaceOp(op, result);
+  return matmul.getOperation();
+}
+
+struct ConvToMatmulPass
+    : public mlir::rl::impl::ConvToMatmulBase<ConvToMatmulPass> {
+  using ConvToMatmulBase::ConvToMatmulBase;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, ConvShape>> convs;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      std::optional<ConvShape> s = getConvShape(op);
+      if (!s)
+        return;
+      int64_t macs = s->n * s->f * s->oh * s->ow * s->c * s->kh * s->kw;
+      if (macs < minMacs)
+        return;
+      convs.push_back({op, *s});
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 16> matmuls;
+    for (auto &[op, shape] : convs) {
+      FailureOr<Operation *> matmul = rewriteConv(rewriter, op, shape);
+      if (failed(matmul))
+        return signalPassFailure();
+      matmuls.insert(*matmul);
+    }
+    if (matmuls.empty())
+      return;
+    // The generics that consume a convolution (batch norm, bias, relu) are
+    // collapsed to the matmul's shape, so that the scheduler can fuse the
+    // matmul into their tiles (the expand_shape between them would stop it).
+    RewritePatternSet patterns(&getContext());
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(
+        patterns, [&](OpOperand *operand) {
+          auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+          return expand && isa<linalg::GenericOp>(operand->getOwner()) &&
+                 matmuls.contains(expand.getSrc().getDefiningOp());
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+
+} // namespace

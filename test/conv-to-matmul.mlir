@@ -1,0 +1,81 @@
+// mlir-rl-conv-to-matmul (a step of mlir-rl-prepare): a 2-D convolution
+// becomes an im2col copy with affine window accesses, collapsed, and a
+// matmul-like generic whose result is expanded back; a 1x1 stride-1
+// convolution needs no copy; min-macs and mixed element types leave
+// convolutions alone.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
+// Prepared, scheduled by the policy and lowered: the result verifies.
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null
+
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3 * 2 + d1 * 3, d4 * 2 + d2 * 3)>
+// CHECK-DAG: #[[ID5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MK:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[MN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// BIG-LABEL: func.func @nchw
+// BIG: linalg.conv_2d_nchw_fchw
+// CHECK-LABEL: func.func @nchw
+// CHECK-SAME:    %[[X:.+]]: tensor<1x4x13x13xf32>, %[[W:.+]]: tensor<8x4x3x3xf32>
+// CHECK:         %[[XC:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2], [3]] : tensor<1x4x13x13xf32> into tensor<4x13x13xf32>
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[WIN]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[XC]] : tensor<4x13x13xf32>) outs(%{{.+}} : tensor<4x3x3x4x4xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT:      linalg.yield %[[IN]]
+// CHECK:         %[[COL2:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0, 1, 2], [3, 4]] : tensor<4x3x3x4x4xf32> into tensor<36x16xf32>
+// CHECK:         %[[WC:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<8x4x3x3xf32> into tensor<8x36xf32>
+// CHECK:         %[[MM:.+]] = linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[WC]], %[[COL2]] : tensor<8x36xf32>, tensor<36x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK-NEXT:    ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %[[C:.+]]: f32):
+// CHECK-NEXT:      %[[P:.+]] = arith.mulf %[[A]], %[[B]]
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[C]], %[[P]]
+// CHECK-NEXT:      linalg.yield %[[S]]
+// CHECK:         %[[R:.+]] = tensor.expand_shape %[[MM]] {{\[}}[0, 1], [2, 3]] output_shape [1, 8, 4, 4] : tensor<8x16xf32> into tensor<1x8x4x4xf32>
+// CHECK:         return %[[R]]
+func.func @nchw(%x: tensor<1x4x13x13xf32>, %w: tensor<8x4x3x3xf32>, %o: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<3> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x4x13x13xf32>, tensor<8x4x3x3xf32>) outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
+
+// Batch 2, NHWC input with an HWCF filter: [N, P, K] x [K, F], batched.
+// CHECK-LABEL: func.func @nhwc_hwcf_batch
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}} : tensor<2x10x10x3xf32>) outs(%{{.+}} : tensor<2x8x8x3x3x3xf32>)
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3, 4, 5]] : tensor<2x8x8x3x3x3xf32> into tensor<2x64x27xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x64x27xf32>, tensor<27x16xf32>) outs(%{{.+}} : tensor<2x64x16xf32>)
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3]] output_shape [2, 8, 8, 16] : tensor<2x64x16xf32> into tensor<2x8x8x16xf32>
+// CHECK-NOT:     linalg.conv
+func.func @nhwc_hwcf_batch(%x: tensor<2x10x10x3xf32>, %w: tensor<3x3x3x16xf32>, %o: tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<2x10x10x3xf32>, tensor<3x3x3x16xf32>) outs(%o : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  return %r : tensor<2x8x8x16xf32>
+}
+
+// A 1x1 stride-1 convolution: the input is only collapsed, no copy.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT:     linalg.yield %{{.+}} : i32
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2, 3]] : tensor<1x8x7x7xi32> into tensor<8x49xi32>
+// CHECK:         linalg.generic
+// CHECK:           arith.muli
+// CHECK-NEXT:      arith.addi
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @pointwise(%x: tensor<1x8x7x7xi32>, %w: tensor<16x8x1x1xi32>, %o: tensor<1x16x7x7xi32>) -> tensor<1x16x7x7xi32> {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x8x7x7xi32>, tensor<16x8x1x1xi32>) outs(%o : tensor<1x16x7x7xi32>) -> tensor<1x16x7x7xi32>
+  return %r : tensor<1x16x7x7xi32>
+}
+
+// NHWC with an FHWC filter: the filter is read transposed, not copied.
+// CHECK-LABEL: func.func @nhwc_fhwc
+// CHECK:         linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<36x36xf64>, tensor<8x36xf64>) outs(%{{.+}} : tensor<36x8xf64>)
+func.func @nhwc_fhwc(%x: tensor<1x8x8x4xf64>, %w: tensor<8x3x3x4xf64>, %o: tensor<1x6x6x8xf64>) -> tensor<1x6x6x8xf64> {
+  %r = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<1x8x8x4xf64>, tensor<8x3x3x4xf64>) outs(%o : tensor<1x6x6x8xf64>) -> tensor<1x6x6x8xf64>
+  return %r : tensor<1x6x6x8xf64>
+}
+
+// Mixed element types are left alone.
+// CHECK-LABEL: func.func @mixed
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @mixed(%x: tensor<1x4x6x6xf16>, %w: tensor<8x4x3x3xf16>, %o: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x4x6x6xf16>, tensor<8x4x3x3xf16>) outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
