@@ -101,6 +101,11 @@ def test_every_command_parses_its_options(mlir_rl_cli):
     assert args.file is None and args.suite == "models" and args.compare == ""
     args = build_parser().parse_args(["train", "c.toml", "--set", "a=1", "--set", "b=2"])
     assert args.set == ["a=1", "b=2"] and args.workers is None
+    # Every command's config builds from its parsed arguments (train's
+    # positional `config` once shadowed the command's dataclass).
+    from mlir_rl.cli.args import dataclass_from_args
+    c = dataclass_from_args(args.command_config, args)
+    assert c.config == "c.toml" and c.set == ["a=1", "b=2"]
     args = build_parser().parse_args(["overhead", "a.mlir", "b.mlir", "--repeat", "2"])
     assert args.files == ["a.mlir", "b.mlir"] and args.repeat == 2
     r = run(mlir_rl_cli, "bench", "--suite", "nope")

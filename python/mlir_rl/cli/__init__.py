@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (help_text, config, run) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=(config.__doc__ or help_text))
         add_dataclass_arguments(p, config)
-        p.set_defaults(config=config, run=run)
+        # Not `config`: `train` has a positional argument of that name.
+        p.set_defaults(command_config=config, command_run=run)
     return parser
 
 
@@ -45,7 +46,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mlir_rl.core import ScheduleError
     args = build_parser().parse_args(argv)
     try:
-        return args.run(dataclass_from_args(args.config, args))
+        return args.command_run(dataclass_from_args(args.command_config, args))
     except (ScheduleError, OSError, RuntimeError, ValueError) as e:
         print(f"mlir-rl: error: {e}", file=sys.stderr)
         return 2
