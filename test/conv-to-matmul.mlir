@@ -3,7 +3,9 @@
 // matmul-like generic whose result is expanded back; a 1x1 stride-1
 // convolution needs no copy; min-macs and mixed element types leave
 // convolutions alone.
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1})' | FileCheck %s
+// With the default padding to multiples of 8:
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
@@ -17,6 +19,23 @@
 
 // BIG-LABEL: func.func @nchw
 // BIG: linalg.conv_2d_nchw_fchw
+// PAD-LABEL: func.func @nchw
+// K = 4*3*3 = 36 is padded to 4*3*4 = 48: the copy writes the real taps into
+// a zero-filled tensor, the filter is padded with zeros.
+// PAD:         %[[Z:.+]] = linalg.fill {{.*}} -> tensor<4x3x4x4x4xf32>
+// PAD:         %[[S:.+]] = tensor.extract_slice %[[Z]][0, 0, 0, 0, 0] [4, 3, 3, 4, 4] [1, 1, 1, 1, 1]
+// PAD:         %[[C:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x3x3x4x4xf32>)
+// PAD:         %[[I:.+]] = tensor.insert_slice %[[C]] into %[[Z]]
+// PAD:         tensor.collapse_shape %[[I]] {{\[}}[0, 1, 2], [3, 4]] : tensor<4x3x4x4x4xf32> into tensor<48x16xf32>
+// PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
+// PAD:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x48xf32>, tensor<48x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// PAD-LABEL: func.func @pointwise
+// 7x7 pixels are padded to 7x8: the output is computed padded and sliced.
+// PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
+// PAD:         linalg.generic {{.*}} outs(%{{.+}} : tensor<16x56xi32>)
+// PAD:         %[[E:.+]] = tensor.expand_shape %{{.+}} : tensor<16x56xi32> into tensor<1x16x7x8xi32>
+// PAD:         %[[R:.+]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 16, 7, 7] [1, 1, 1, 1]
+// PAD:         return %[[R]]
 // CHECK-LABEL: func.func @nchw
 // CHECK-SAME:    %[[X:.+]]: tensor<1x4x13x13xf32>, %[[W:.+]]: tensor<8x4x3x3xf32>
 // CHECK:         %[[XC:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2], [3]] : tensor<1x4x13x13xf32> into tensor<4x13x13xf32>

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -127,7 +128,7 @@ SmallVector<ReassociationIndices> groups(ArrayRef<int64_t> sizes) {
 
 /// Rewrites `op`; returns the matmul generic.
 FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   const ConvShape &s) {
+                                   const ConvShape &s, int64_t padMultiple) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
@@ -140,6 +141,41 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   bool batched = s.n != 1;
   unsigned b = batched ? 1 : 0;
   rewriter.setInsertionPoint(op);
+
+  // Padding to full tiles: the scheduler's tile sizes are powers of two, and
+  // a size that does not divide its loop leaves a dynamic extent that cannot
+  // be vectorized. So the reduction K = C*KH*KW and the pixels P = OH*OW are
+  // made multiples of `padMultiple` by padding KW and OW with zeros (a 7x7
+  // output becomes 7x8, a 3-channel 7x7 filter 3x7x8); the extra outputs are
+  // computed and dropped.
+  int64_t kwP = s.kw, owP = s.ow;
+  if (padMultiple > 1) {
+    while ((s.c * s.kh * kwP) % padMultiple != 0 && kwP < s.kw + padMultiple)
+      ++kwP;
+    while ((s.oh * owP) % padMultiple != 0 && owP < s.ow + padMultiple)
+      ++owP;
+    if ((s.c * s.kh * kwP) % padMultiple != 0)
+      kwP = s.kw;
+    if ((s.oh * owP) % padMultiple != 0)
+      owP = s.ow;
+  }
+  bool padded = kwP != s.kw || owP != s.ow;
+  Value zeroValue;
+  auto zero = [&]() {
+    if (!zeroValue)
+      zeroValue = arith::ConstantOp::create(
+          rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(elt)));
+    return zeroValue;
+  };
+  auto padHigh = [&](Value v, unsigned dim, int64_t to) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getDimSize(dim) == to)
+      return v;
+    SmallVector<int64_t> shape(t.getShape());
+    shape[dim] = to;
+    return tensor::createPadHighOp(RankedTensorType::get(shape, elt), v, zero(),
+                                   /*nofold=*/false, loc, rewriter);
+  };
 
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto par = utils::IteratorType::parallel;
@@ -156,7 +192,7 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // The im2col tensor, collapsed to [(N,) K, P] (NCHW) or [(N,) P, K] (NHWC).
   Value col;
   bool copyFree = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
-                  s.h == s.oh && s.w == s.ow;
+                  s.h == s.oh && s.w == s.ow && !padded;
   if (copyFree) {
     col = tensor::CollapseShapeOp::create(
         rewriter, loc, x, nchw ? batch({1, 2}) : batch({2, 1}));
@@ -184,32 +220,61 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     if (batched)
       colShape.insert(colShape.begin(), s.n);
     unsigned rank = colShape.size();
-    Value empty = tensor::EmptyOp::create(rewriter, loc, colShape, elt);
+    // Padded: the copy writes the real windows into a zero-filled tensor
+    // whose KW and OW dimensions are padded.
+    SmallVector<int64_t> paddedShape(colShape);
+    paddedShape[b + (nchw ? 2 : 3)] = kwP;
+    paddedShape[b + (nchw ? 4 : 1)] = owP;
+    Value full = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
+    Value dest = full;
+    if (padded) {
+      full = linalg::FillOp::create(rewriter, loc, zero(), full).getResult(0);
+      SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t size : colShape)
+        sizes.push_back(rewriter.getIndexAttr(size));
+      dest = tensor::ExtractSliceOp::create(rewriter, loc, full, zeros, sizes,
+                                            ones);
+    }
     auto copy = linalg::GenericOp::create(
-        rewriter, loc, empty.getType(), ValueRange{input}, ValueRange{empty},
+        rewriter, loc, dest.getType(), ValueRange{input}, ValueRange{dest},
         ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
                             rewriter.getMultiDimIdentityMap(rank)},
         SmallVector<utils::IteratorType>(rank, par),
         [](OpBuilder &ob, Location l, ValueRange args) {
           linalg::YieldOp::create(ob, l, args[0]);
         });
+    Value colFull = copy.getResult(0);
+    if (padded) {
+      auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>();
+      colFull = tensor::InsertSliceOp::create(
+          rewriter, loc, colFull, full, slice.getMixedOffsets(),
+          slice.getMixedSizes(), slice.getMixedStrides());
+    }
     SmallVector<ReassociationIndices> re =
         groups(nchw ? SmallVector<int64_t>{3, 2} : SmallVector<int64_t>{2, 3});
     if (batched)
       re = groups(nchw ? SmallVector<int64_t>{1, 3, 2}
                        : SmallVector<int64_t>{1, 2, 3});
-    col = tensor::CollapseShapeOp::create(rewriter, loc, copy.getResult(0), re);
+    col = tensor::CollapseShapeOp::create(rewriter, loc, colFull, re);
   }
 
-  // The filter as a matrix: [F, K] (fchw, fhwc) or [K, F] (hwcf).
+  // The filter as a matrix: [F, K] (fchw, fhwc) or [K, F] (hwcf), its KW
+  // padded with zeros.
+  unsigned kwDim = s.layout == Layout::NchwFchw ? 3 : s.layout == Layout::NhwcHwcf ? 1 : 2;
   Value w2 = tensor::CollapseShapeOp::create(
-      rewriter, loc, w,
+      rewriter, loc, padHigh(w, kwDim, kwP),
       groups(s.layout == Layout::NhwcHwcf ? SmallVector<int64_t>{3, 1}
                                           : SmallVector<int64_t>{1, 3}));
 
   SmallVector<ReassociationIndices> outRe =
       nchw ? batch({1, 2}) : batch({2, 1});
-  Value init2 = tensor::CollapseShapeOp::create(rewriter, loc, init, outRe);
+  // The output with its OW padded.
+  unsigned owDim = nchw ? 3 : 2;
+  Value initP = padHigh(init, owDim, owP);
+  auto paddedOutType = cast<RankedTensorType>(initP.getType());
+  Value init2 = tensor::CollapseShapeOp::create(rewriter, loc, initP, outRe);
 
   // Loops ((n,) m, q, k): NCHW out[m=f, q=p] = w2[f, k] * col[k, p];
   // NHWC out[m=p, q=f] = col[p, k] * w2[k, f] (or w2[f, k] for fhwc).
@@ -240,7 +305,16 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
         buildMulAdd(ob, l, args);
       });
   Value result = tensor::ExpandShapeOp::create(
-      rewriter, loc, outType, matmul.getResult(0), outRe);
+      rewriter, loc, paddedOutType, matmul.getResult(0), outRe);
+  if (padded) {
+    SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(4, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t size : outType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros, sizes,
+                                            ones);
+  }
   rewriter.replaceOp(op, result);
   return matmul.getOperation();
 }
@@ -263,7 +337,8 @@ struct ConvToMatmulPass
     IRRewriter rewriter(&getContext());
     llvm::SmallPtrSet<Operation *, 16> matmuls;
     for (auto &[op, shape] : convs) {
-      FailureOr<Operation *> matmul = rewriteConv(rewriter, op, shape);
+      FailureOr<Operation *> matmul =
+          rewriteConv(rewriter, op, shape, padMultiple);
       if (failed(matmul))
         return signalPassFailure();
       matmuls.insert(*matmul);

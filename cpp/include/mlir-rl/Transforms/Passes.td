@@ -213,7 +213,9 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     1 needs no copy: the input is only collapsed. The scheduler then applies
     its matmul schedules (tiling, parallelization, vectorization to
     `vector.contract`) to convolutions, which it cannot vectorize as well as
-    2-D windows. Generic consumers of a rewritten convolution are then
+    2-D windows. Extents that tiles of 8 would not divide are padded with
+    zeros (`pad-multiple`): a 7x7 output is computed as 7x8 and sliced. Generic
+    consumers of a rewritten convolution are then
     collapsed to the matmul's shape where their indexing maps allow it
     (upstream's fold-reshape-by-collapsing). Convolutions with mixed element
     types or dynamic shapes are left alone.
@@ -221,6 +223,10 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
   let options = [
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"0",
            "Leave convolutions of fewer multiply-adds alone">,
+    Option<"padMultiple", "pad-multiple", "int64_t", /*default=*/"8",
+           "Pad KW and OW with zeros so that the matmul's reduction "
+           "(C*KH*KW) and pixel (OH*OW) extents are multiples of this, which "
+           "the scheduler's power-of-two tiles then divide (1: no padding)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
