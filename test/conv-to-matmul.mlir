@@ -30,10 +30,11 @@
 // PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
 // PAD:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x48xf32>, tensor<48x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
 // PAD-LABEL: func.func @pointwise
-// 7x7 pixels are padded to 7x8: the output is computed padded and sliced.
-// PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
-// PAD:         linalg.generic {{.*}} outs(%{{.+}} : tensor<16x56xi32>)
-// PAD:         %[[E:.+]] = tensor.expand_shape %{{.+}} : tensor<16x56xi32> into tensor<1x16x7x8xi32>
+// 7x7 pixels are padded to 8x8 (a multiple of 64 for 1/3 more work): the
+// output is computed padded and sliced.
+// PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 1, 1]
+// PAD:         linalg.generic {{.*}} outs(%{{.+}} : tensor<16x64xi32>)
+// PAD:         %[[E:.+]] = tensor.expand_shape %{{.+}} : tensor<16x64xi32> into tensor<1x16x8x8xi32>
 // PAD:         %[[R:.+]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 16, 7, 7] [1, 1, 1, 1]
 // PAD:         return %[[R]]
 // CHECK-LABEL: func.func @nchw

@@ -225,8 +225,10 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "Leave convolutions of fewer multiply-adds alone">,
     Option<"padMultiple", "pad-multiple", "int64_t", /*default=*/"8",
            "Pad KW and OW with zeros so that the matmul's reduction "
-           "(C*KH*KW) and pixel (OH*OW) extents are multiples of this, which "
-           "the scheduler's power-of-two tiles then divide (1: no padding)">,
+           "(C*KH*KW) and pixel (OH*OW) extents are multiples of this (or of "
+           "a larger power of two up to 64 where that costs at most 1/4 more "
+           "work), which the scheduler's power-of-two tiles then divide "
+           "(1: no padding)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
