@@ -17,7 +17,7 @@ def test_dataset_split_keeps_signatures_apart(tmp_path):
     val = {e["signature"] for e in manifest["programs"] if e["split"] == "val"}
     assert train and val and not train & val
     families = {e["family"] for e in manifest["programs"]}
-    assert families == {"single", "sequence", "lqcd"}
+    assert families == {"single", "sequence", "lqcd", "prepared"}
     again = make_dataset(tmp_path / "again", seed=3, sequences=6, lqcd=2)
     assert [e["sha256"] for e in again["programs"]] == [e["sha256"] for e in manifest["programs"]]
     # Every program parses, is supported, and LQCD contractions are deep.
@@ -26,6 +26,9 @@ def test_dataset_split_keeps_signatures_apart(tmp_path):
         assert m.traversal_order(), e["name"]
         if e["family"] == "lqcd":
             assert max(len(o.loop_bounds) for o in m.ops()) >= 8
+        if e["family"] == "prepared" and e["kind"] == "conv_2d":
+            # Prepared: the convolution is a matmul-like generic now.
+            assert not any(o.name.startswith("linalg.conv") for o in m.ops()), e["name"]
 
 
 def test_kernels_import_no_dataset():

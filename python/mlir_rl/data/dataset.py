@@ -1,12 +1,18 @@
 """Seeded datasets of linalg programs for training and evaluation.
 
-Three families, as in MLIR RL's data:
+Four families, three as in MLIR RL's data:
   * single ops with shapes from real models (BERT/GPT matmuls, ResNet and
     MobileNet convolutions with strides, depthwise convs, pooling,
     elementwise ops);
   * random sequences of 5 ops (add, matmul, relu, conv_2d, pooling, sigmoid,
     softmax), each consuming the previous one's result;
-  * deep LQCD-style contractions (8+ loops, offset accesses).
+  * deep LQCD-style contractions (8+ loops, offset accesses);
+  * "prepared": what imported networks look like after ``mlir-rl-prepare``
+    (convolutions as im2col copies and matmuls, with their batch norm and
+    relu after them; depthwise convolutions and max pooling in NCHW, as
+    elementwise ops over strided views; linear layers
+    with a bias and GELU; layer norm; attention softmax), at the sizes of
+    ResNet, VGG, MobileNet and BERT.
 
 ``make_dataset`` writes ``<name>.mlir`` files and a ``manifest.json``; the
 train/validation split keeps every shape signature on one side only.
@@ -49,6 +55,26 @@ POOL_SHAPES = [  # (C, input size, kernel, stride)
 ELEMENTWISE_SHAPES = [
     (1, 64, 56, 56), (1, 128, 28, 28), (1, 256, 14, 14), (128, 768),
     (128, 3072), (1, 512, 7, 7), (384, 768), (1, 32, 112, 112),
+]
+
+
+# (C, F, output size, kernel, stride) of convolutions followed by batch norm
+# and relu, as imported from ResNet-18, VGG-11 and MobileNetV2.
+CONV_BN_SHAPES = [
+    (3, 64, 112, 7, 2), (64, 64, 56, 3, 1), (64, 128, 28, 3, 2), (128, 128, 28, 3, 1),
+    (128, 256, 14, 3, 2), (256, 256, 14, 3, 1), (256, 512, 7, 3, 2), (512, 512, 7, 3, 1),
+    (64, 128, 28, 1, 2), (128, 256, 56, 3, 1), (256, 512, 28, 3, 1), (3, 32, 112, 3, 2),
+    (32, 16, 112, 1, 1), (96, 24, 56, 1, 1), (144, 32, 28, 1, 1), (384, 96, 14, 1, 1),
+    (16, 96, 112, 1, 1), (960, 320, 7, 1, 1),
+]
+DEPTHWISE_NCHW_SHAPES = [  # (C, output size, kernel, stride): MobileNetV2
+    (32, 112, 3, 1), (96, 56, 3, 2), (144, 56, 3, 1), (192, 14, 3, 2), (576, 14, 3, 1),
+]
+LINEAR_GELU_SHAPES = [(128, 3072, 768), (128, 768, 3072), (197, 3072, 768)]  # (M, N, K)
+ROWS_SHAPES = [(128, 768), (197, 768), (384, 1024)]  # layer norm (tokens, hidden)
+ATTENTION_SHAPES = [(12, 128, 128), (12, 197, 197)]  # softmax (heads, queries, keys)
+POOL_NCHW_SHAPES = [  # (C, output size, kernel, stride): ResNet and VGG max pooling
+    (64, 56, 3, 2), (64, 112, 2, 2), (128, 56, 2, 2), (256, 28, 2, 2), (512, 14, 2, 2), (512, 7, 2, 2),
 ]
 
 
@@ -199,9 +225,43 @@ def lqcd_contraction(rng: random.Random, index: int) -> Program:
                    K.lqcd_contraction(n_y, L, shift))
 
 
-def all_programs(seed: int = 0, sequences: int = 24, lqcd: int = 8) -> list[Program]:
+def prepared_ops() -> list[Program]:
+    """Networks' ops as mlir-rl-prepare leaves them (see the module doc)."""
+    from mlir_rl.core import prepare
+    progs = []
+    for (c, f, out, k, s) in CONV_BN_SHAPES:
+        size = (out - 1) * s + k
+        progs.append(Program(f"conv_bn_relu_{c}x{f}x{out}_k{k}s{s}", "prepared", "conv_2d",
+                             _sig("pconv", c, f, out, k, s),
+                             prepare(K.conv_bn_relu_nchw(c, size, f, k, s))))
+    for (c, out, k, s) in DEPTHWISE_NCHW_SHAPES:
+        size = (out - 1) * s + k
+        progs.append(Program(f"depthwise_nchw_{c}x{out}_k{k}s{s}", "prepared",
+                             "depthwise_conv_2d", _sig("pdw", c, out, k, s),
+                             prepare(K.depthwise_conv2d_nchw(1, c, size, size, k, k, s))))
+    for (c, out, k, s) in POOL_NCHW_SHAPES:
+        size = (out - 1) * s + k
+        progs.append(Program(f"maxpool_nchw_{c}x{out}_k{k}s{s}", "prepared", "pooling",
+                             _sig("ppool", c, out, k, s),
+                             prepare(K.maxpool_nchw(1, c, size, size, k, s))))
+    for (m, n, k) in LINEAR_GELU_SHAPES:
+        progs.append(Program(f"linear_gelu_{m}x{n}x{k}", "prepared", "matmul",
+                             _sig("plin", m, n, k), prepare(K.linear_gelu(m, n, k))))
+    for (m, n) in ROWS_SHAPES:
+        progs.append(Program(f"layer_norm_{m}x{n}", "prepared", "generic",
+                             _sig("pln", m, n), prepare(K.layer_norm(m, n))))
+    for (h, m, n) in ATTENTION_SHAPES:
+        progs.append(Program(f"softmax_{h}x{m}x{n}", "prepared", "generic",
+                             _sig("psm", h, m, n), prepare(K.softmax_rows(h * m, n))))
+    return progs
+
+
+def all_programs(seed: int = 0, sequences: int = 24, lqcd: int = 8,
+                 prepared: bool = True) -> list[Program]:
     rng = random.Random(seed)
     progs = single_ops()
+    if prepared:
+        progs += prepared_ops()
     progs += [random_sequence(rng, i) for i in range(sequences)]
     progs += [lqcd_contraction(rng, i) for i in range(lqcd)]
     return progs

@@ -297,3 +297,94 @@ def softmax_rows(m: int, n: int) -> str:
     t = _t([m, n])
     return (f"func.func @main(%in: {t}) -> {t} {{\n" + softmax_rows_body("sm", "%in", m, n)
             + f"  return %sm : {t}\n}}\n")
+
+
+def depthwise_conv2d_nchw(n: int, c: int, h: int, w: int, kh: int, kw: int,
+                          stride: int = 1) -> str:
+    """A depthwise convolution as torch-mlir imports one (NCHW)."""
+    oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
+    return _windowed("depthwise_conv_2d_nchw_chw", [[n, c, h, w], [c, kh, kw]],
+                     [n, c, oh, ow], stride)
+
+
+def conv_bn_relu_nchw(c: int, size: int, f: int, k: int, stride: int) -> str:
+    """A convolution followed by batch norm (inference: a per-channel scale
+    and shift) and relu, as torch-mlir imports ``Conv2d, BatchNorm2d, ReLU``
+    once its one-op generics are fused."""
+    out = _out_size(size, k, stride)
+    x, w, o, ch = _t([1, c, size, size]), _t([f, c, k, k]), _t([1, f, out, out]), _t([f])
+    idm = _identity_map(4)
+    chm = "affine_map<(d0, d1, d2, d3) -> (d1)>"
+    its = ", ".join(['"parallel"'] * 4)
+    return (f"func.func @main(%x: {x}, %w: {w}, %scale: {ch}, %shift: {ch}) -> {o} {{\n"
+            + _filled("O", [1, f, out, out]) +
+            f"  %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%x, %w : {x}, {w}) "
+            f"outs(%O : {o}) -> {o}\n"
+            f"  %e = tensor.empty() : {o}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {chm}, {chm}, {idm}], "
+            f"iterator_types = [{its}]}} ins(%c, %scale, %shift : {o}, {ch}, {ch}) "
+            f"outs(%e : {o}) {{\n"
+            f"  ^bb0(%v: f32, %s: f32, %b: f32, %u: f32):\n"
+            f"    %m = arith.mulf %v, %s : f32\n    %a = arith.addf %m, %b : f32\n"
+            f"    %z = arith.constant 0.0 : f32\n    %y = arith.maximumf %a, %z : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+def linear_gelu(m: int, n: int, k: int) -> str:
+    """nn.Linear then GELU (tanh approximation), as torch-mlir imports them:
+    the bias broadcast into the matmul's accumulator."""
+    a, b, c, bias = _t([m, k]), _t([k, n]), _t([m, n]), _t([n])
+    idm = _identity_map(2)
+    return (f"func.func @main(%A: {a}, %B: {b}, %bias: {bias}) -> {c} {{\n"
+            f"  %e0 = tensor.empty() : {c}\n"
+            f"  %bb = linalg.broadcast ins(%bias : {bias}) outs(%e0 : {c}) dimensions = [0]\n"
+            f"  %mm = linalg.matmul ins(%A, %B : {a}, {b}) outs(%bb : {c}) -> {c}\n"
+            f"  %e1 = tensor.empty() : {c}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%mm : {c}) outs(%e1 : {c}) {{\n"
+            f"  ^bb0(%x: f32, %o: f32):\n"
+            f"    %h = arith.constant 0.5 : f32\n    %one = arith.constant 1.0 : f32\n"
+            f"    %k0 = arith.constant 0.7978845608 : f32\n    %k1 = arith.constant 0.044715 : f32\n"
+            f"    %x2 = arith.mulf %x, %x : f32\n    %x3 = arith.mulf %x2, %x : f32\n"
+            f"    %t0 = arith.mulf %x3, %k1 : f32\n    %t1 = arith.addf %x, %t0 : f32\n"
+            f"    %t2 = arith.mulf %t1, %k0 : f32\n    %th = math.tanh %t2 : f32\n"
+            f"    %t3 = arith.addf %th, %one : f32\n    %t4 = arith.mulf %x, %h : f32\n"
+            f"    %y = arith.mulf %t4, %t3 : f32\n    linalg.yield %y : f32\n  }} -> {c}\n"
+            f"  return %r : {c}\n}}\n")
+
+
+def layer_norm(m: int, n: int) -> str:
+    """Layer norm over rows: mean, variance, normalise with gamma and beta."""
+    t, r, v = _t([m, n]), _t([m]), _t([n])
+    idm = _identity_map(2)
+    row = "affine_map<(d0, d1) -> (d0)>"
+    col = "affine_map<(d0, d1) -> (d1)>"
+    inv = 1.0 / n
+    return (f"func.func @main(%x: {t}, %g: {v}, %b: {v}) -> {t} {{\n"
+            + _filled("S", [m]) +
+            f"  %sum = linalg.generic {{indexing_maps = [{idm}, {row}], "
+            f"iterator_types = [\"parallel\", \"reduction\"]}} ins(%x : {t}) outs(%S : {r}) {{\n"
+            f"  ^bb0(%a: f32, %acc: f32):\n    %y = arith.addf %a, %acc : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {r}\n"
+            + _filled("Q", [m]) +
+            f"  %sq = linalg.generic {{indexing_maps = [{idm}, {row}, {row}], "
+            f"iterator_types = [\"parallel\", \"reduction\"]}} ins(%x, %sum : {t}, {r}) "
+            f"outs(%Q : {r}) {{\n"
+            f"  ^bb0(%a: f32, %s: f32, %acc: f32):\n    %inv = arith.constant {inv:e} : f32\n"
+            f"    %mu = arith.mulf %s, %inv : f32\n    %d = arith.subf %a, %mu : f32\n"
+            f"    %d2 = arith.mulf %d, %d : f32\n    %y = arith.addf %d2, %acc : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {r}\n"
+            f"  %e = tensor.empty() : {t}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {row}, {row}, {col}, {col}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} "
+            f"ins(%x, %sum, %sq, %g, %b : {t}, {r}, {r}, {v}, {v}) outs(%e : {t}) {{\n"
+            f"  ^bb0(%a: f32, %s: f32, %q: f32, %gg: f32, %bb: f32, %o: f32):\n"
+            f"    %inv = arith.constant {inv:e} : f32\n    %eps = arith.constant 1.0e-5 : f32\n"
+            f"    %mu = arith.mulf %s, %inv : f32\n    %var = arith.mulf %q, %inv : f32\n"
+            f"    %ve = arith.addf %var, %eps : f32\n    %rs = math.rsqrt %ve : f32\n"
+            f"    %d = arith.subf %a, %mu : f32\n    %nrm = arith.mulf %d, %rs : f32\n"
+            f"    %sc = arith.mulf %nrm, %gg : f32\n    %y = arith.addf %sc, %bb : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {t}\n"
+            f"  return %r : {t}\n}}\n")
