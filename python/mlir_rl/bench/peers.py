@@ -283,8 +283,10 @@ def _iree_module(text: str, workdir: Path):
 
 def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int = 5,
               warmup: int = 2, threads: int = 2, progress: bool = True,
-              suite_name: str = "ops") -> dict:
-    """Run the operator suite; returns the JSON-able report."""
+              suite_name: str = "ops", prepare: bool = False) -> dict:
+    """Run a suite; returns the JSON-able report. mlir-rl's programs go
+    through mlir-rl-prepare first with ``prepare`` and always for the
+    models suite (imported models)."""
     import torch
 
     from mlir_rl.core import Module, ScheduleError
@@ -308,7 +310,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         try:
             # Imported models go through the front end a user runs first.
             result = run_pass(k.text, model=model, name=k.name,
-                              prepare=suite_name in PREPARED_SUITES)
+                              prepare=prepare or suite_name in PREPARED_SUITES)
             res.schedule = result.schedule
             t = Module.parse(result.ir, k.name).time(runs=runs, warmup=warmup, threads=threads)
             ok, err = _close(t.outputs[0], ref)
@@ -329,6 +331,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                     "processor": _cpu_model(), "python": platform.python_version(),
                     "torch": torch.__version__},
         "runs": runs, "warmup": warmup, "model": model or "(shipped)",
+        "prepared": prepare or suite_name in PREPARED_SUITES,
         "kernels": [{"name": r.name, "schedule": r.schedule,
                      "figures": {c: asdict(f) for c, f in r.figures.items()}} for r in results],
     }

@@ -28,7 +28,8 @@ class BenchConfig:
     seed: int = field(default=0, metadata={"help": "seed of the random inputs"})
     function: str = field(default="", metadata={"help": "function to time (default: the first public one)"})
     prepare: bool = field(default=False, metadata={
-        "help": "run mlir-rl-prepare before scheduling (imported models); the baseline stays "
+        "help": "run mlir-rl-prepare before scheduling (imported models; with --suite: "
+                "for every suite, the models suite always prepares); the baseline stays "
                 "the program as given"})
 
 

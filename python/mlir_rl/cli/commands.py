@@ -143,7 +143,7 @@ def cmd_bench(c: BenchCommand) -> int:
         if bad:
             raise ValueError(f"unknown comparators {bad}; valid: {', '.join(peers.COMPARATORS)}")
         report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
-                                 threads=c.threads, suite_name=c.suite)
+                                 threads=c.threads, suite_name=c.suite, prepare=c.prepare)
         out = peers.save(report, c.out)
         print(peers.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
