@@ -1,6 +1,8 @@
 //===- Fusion.cpp - Fusing a producer into a consumer's scf.forall --------===//
 #include "mlir-rl/Transforms/Fusion.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -84,27 +86,138 @@ static bool dependsOn(Value value, Value iv, int depth = 0) {
   });
 }
 
-/// Whether tiles at `offsets` are disjoint across the forall's iterations:
-/// every induction variable with more than one iteration moves an offset.
-/// A consumer tiled along a loop that does not index the producer's result
-/// (a broadcast along it) has every iteration compute the same producer
-/// tile.
-static bool tilesAreDisjoint(scf::ForallOp forall,
-                             ArrayRef<OpFoldResult> offsets) {
-  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound();
-  SmallVector<OpFoldResult> ubs = forall.getMixedUpperBound();
-  SmallVector<OpFoldResult> steps = forall.getMixedStep();
-  for (auto [i, iv] : llvm::enumerate(forall.getInductionVars())) {
-    std::optional<int64_t> lb = getConstantIntValue(lbs[i]);
-    std::optional<int64_t> ub = getConstantIntValue(ubs[i]);
-    std::optional<int64_t> step = getConstantIntValue(steps[i]);
-    if (lb && ub && step && *step > 0 && *ub - *lb <= *step)
-      continue; // one iteration
-    bool moves = llvm::any_of(offsets, [&](OpFoldResult offset) {
-      auto value = dyn_cast<Value>(offset);
-      return value && dependsOn(value, iv);
-    });
-    if (!moves)
+/// The value of the index `value` when `iv` is `ivValue`, folding
+/// constants and affine.apply/min/max on the way; nullopt for anything else
+/// (another induction variable, a value from outside).
+static std::optional<int64_t> evalIndex(Value value, Value iv, int64_t ivValue,
+                                        int depth = 0) {
+  if (value == iv)
+    return ivValue;
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return c;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 32)
+    return std::nullopt;
+  SmallVector<int64_t> operands;
+  for (Value operand : def->getOperands()) {
+    std::optional<int64_t> v = evalIndex(operand, iv, ivValue, depth + 1);
+    if (!v)
+      return std::nullopt;
+    operands.push_back(*v);
+  }
+  auto evalMap = [&](AffineMap map) -> SmallVector<int64_t> {
+    if (map.getNumInputs() != operands.size())
+      return {};
+    return map.compose(operands);
+  };
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    SmallVector<int64_t> r = evalMap(apply.getAffineMap());
+    return r.size() == 1 ? std::optional<int64_t>(r.front()) : std::nullopt;
+  }
+  if (auto min = dyn_cast<affine::AffineMinOp>(def)) {
+    SmallVector<int64_t> r = evalMap(min.getAffineMap());
+    return r.empty() ? std::nullopt
+                     : std::optional<int64_t>(*llvm::min_element(r));
+  }
+  if (auto max = dyn_cast<affine::AffineMaxOp>(def)) {
+    SmallVector<int64_t> r = evalMap(max.getAffineMap());
+    return r.empty() ? std::nullopt
+                     : std::optional<int64_t>(*llvm::max_element(r));
+  }
+  if (operands.size() == 2) {
+    if (isa<arith::AddIOp>(def))
+      return operands[0] + operands[1];
+    if (isa<arith::SubIOp>(def))
+      return operands[0] - operands[1];
+    if (isa<arith::MulIOp>(def))
+      return operands[0] * operands[1];
+  }
+  return std::nullopt;
+}
+
+/// Whether the forall's iterations, each writing the tile at `offsets` and
+/// `sizes` (unit strides), write every element of `shape` exactly once.
+/// Checked exactly, one dimension at a time, when each dimension moves with
+/// at most one induction variable and each induction variable moves at most
+/// one dimension; anything else counts as no. A consumer that reads only
+/// part of the producer (a strided or windowed map), or overlapping windows
+/// of it, or the same tile in every iteration of a loop that does not index
+/// it (a broadcast), gives no.
+static bool tilesPartitionResult(scf::ForallOp forall,
+                                 ArrayRef<OpFoldResult> offsets,
+                                 ArrayRef<OpFoldResult> sizes,
+                                 ArrayRef<int64_t> shape) {
+  if (offsets.size() != shape.size() || sizes.size() != shape.size())
+    return false;
+  std::optional<SmallVector<int64_t>> lbs =
+      getConstantIntValues(forall.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> ubs =
+      getConstantIntValues(forall.getMixedUpperBound());
+  std::optional<SmallVector<int64_t>> steps =
+      getConstantIntValues(forall.getMixedStep());
+  if (!lbs || !ubs || !steps)
+    return false;
+  auto ivs = forall.getInductionVars();
+  SmallVector<int> dimOfIv(ivs.size(), -1);
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(extent))
+      return false;
+    // The one induction variable (with more than one iteration) this
+    // dimension moves with.
+    int ivIndex = -1;
+    for (auto [i, iv] : llvm::enumerate(ivs)) {
+      auto depends = [&](OpFoldResult ofr) {
+        auto v = dyn_cast<Value>(ofr);
+        return v && dependsOn(v, iv);
+      };
+      if (!depends(offsets[d]) && !depends(sizes[d]))
+        continue;
+      if (ivIndex >= 0 || dimOfIv[i] >= 0)
+        return false;
+      ivIndex = i;
+    }
+    SmallVector<std::pair<int64_t, int64_t>> intervals;
+    auto evalAt = [&](OpFoldResult ofr, Value iv,
+                      int64_t ivValue) -> std::optional<int64_t> {
+      if (auto attr = dyn_cast<Attribute>(ofr))
+        return getConstantIntValue(attr);
+      return evalIndex(cast<Value>(ofr), iv, ivValue);
+    };
+    if (ivIndex < 0) {
+      std::optional<int64_t> off = evalAt(offsets[d], Value(), 0);
+      std::optional<int64_t> size = evalAt(sizes[d], Value(), 0);
+      if (!off || !size)
+        return false;
+      intervals.push_back({*off, *off + *size});
+    } else {
+      dimOfIv[ivIndex] = d;
+      int64_t lb = (*lbs)[ivIndex], ub = (*ubs)[ivIndex],
+              step = (*steps)[ivIndex];
+      if (step <= 0 || (ub - lb) / step > extent)
+        return false;
+      for (int64_t x = lb; x < ub; x += step) {
+        std::optional<int64_t> off = evalAt(offsets[d], ivs[ivIndex], x);
+        std::optional<int64_t> size = evalAt(sizes[d], ivs[ivIndex], x);
+        if (!off || !size)
+          return false;
+        intervals.push_back({*off, *off + *size});
+      }
+    }
+    llvm::sort(intervals);
+    int64_t next = 0;
+    for (auto [begin, end] : intervals) {
+      if (begin != next || end <= begin)
+        return false;
+      next = end;
+    }
+    if (next != extent)
+      return false;
+  }
+  // An induction variable with more than one iteration that moves no
+  // dimension has its iterations write the same tile.
+  for (auto [i, iv] : llvm::enumerate(ivs)) {
+    int64_t lb = (*lbs)[i], ub = (*ubs)[i], step = (*steps)[i];
+    if (dimOfIv[i] < 0 && ub - lb > step)
       return false;
   }
   return true;
@@ -126,11 +239,17 @@ static scf::ForallOp addResultForLaterUses(RewriterBase &rewriter,
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (later.empty() || !generic)
     return forall;
-  // Iterations that compute the same tile would all write it to the shared
-  // output, each starting from the tile the others write (a reduction would
-  // be accumulated once per iteration): the producer stays for the later
-  // uses instead (computed twice, correct).
-  if (!tilesAreDisjoint(forall, offsets))
+  // The later uses may take the tiles only if they make up the whole
+  // result, each element once. Iterations that compute the same tile would
+  // all write it to the shared output, each starting from the tile the
+  // others write (a reduction would be accumulated once per iteration); a
+  // consumer that reads part of the producer (a strided or windowed map)
+  // leaves elements unwritten. Then the producer stays for the later uses
+  // (computed twice, correct).
+  auto resultType =
+      dyn_cast<RankedTensorType>(producer->getResult(resultNumber).getType());
+  if (!resultType ||
+      !tilesPartitionResult(forall, offsets, sizes, resultType.getShape()))
     return forall;
   Location loc = forall.getLoc();
   rewriter.setInsertionPoint(forall);
@@ -210,8 +329,10 @@ fuseProducerIntoForall(RewriterBase &rewriter, Operation *producer,
       rewriter.eraseOp(copy);
       return failure();
     }
-    forall = addResultForLaterUses(rewriter, producer, resultNumber, forall,
-                                   tiled->tiledValues.front(), offsets, sizes);
+    if (slice.hasUnitStride())
+      forall = addResultForLaterUses(rewriter, producer, resultNumber, forall,
+                                     tiled->tiledValues.front(), offsets,
+                                     sizes);
     rewriter.eraseOp(copy);
     return FusionResult{tiled->tiledOps, forall};
   }

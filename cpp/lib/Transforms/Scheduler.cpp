@@ -356,6 +356,20 @@ LogicalResult Scheduler::fuse(Operation *root, Operation *producer,
     return failure();
   }
   if (getFusionShape(producer, forall) == FusionShape::Other) {
+    // fuse_into_containing_op gives the producer's uses after the forall a
+    // new forall result holding the tiles computed inside, which is wrong
+    // when the tiles do not cover the result exactly once. Those uses take
+    // a copy of the producer instead (computed twice, correct).
+    Operation *copy = nullptr;
+    for (OpOperand &use : llvm::make_early_inc_range(producer->getUses())) {
+      if (forall->isAncestor(use.getOwner()))
+        continue;
+      if (!copy) {
+        OpBuilder b(forall);
+        copy = b.clone(*producer);
+      }
+      use.set(copy->getResult(cast<OpResult>(use.get()).getResultNumber()));
+    }
     OwningOpRef<ModuleOp> fusion =
         buildFusionModule(module.getContext(), producerId);
     return applyTransformModule(*fusion, root, {producer, forall}, error);
