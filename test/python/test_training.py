@@ -108,3 +108,19 @@ def test_train_with_ray_rollout_workers(tmp_path):
     hist = json.loads((run / "history.json").read_text())
     assert sum(hist[-1]["statuses"].values()) == 4
     assert len(MeasurementMemo(args.memo_path)) >= 2  # both workers wrote to it
+
+
+def test_demonstrations_from_several_files_keep_the_fastest(tmp_path):
+    from mlir_rl.rl.ppo import load_demonstrations
+
+    a = [{"name": "p", "best_schedule": "0: V", "best_speedup": 2.0, "tried": 3},
+         {"name": "q", "best_schedule": "0: NT", "best_speedup": 1.0, "tried": 3}]
+    b = [{"name": "p", "best_schedule": "0: T(8) V", "best_speedup": 1.5, "tried": 3},
+         {"name": "q", "best_schedule": "0: TP(4) V", "best_speedup": 3.0, "tried": 3},
+         {"name": "r", "best_schedule": "0: V", "best_speedup": 1.2, "tried": 3}]
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    merged = {d["name"]: d["best_schedule"] for d in
+              load_demonstrations(f"{tmp_path / 'a.json'}, {tmp_path / 'b.json'}")}
+    assert merged == {"p": "0: V", "q": "0: TP(4) V", "r": "0: V"}
+    assert len(load_demonstrations(str(tmp_path / "b.json"))) == 3

@@ -89,7 +89,8 @@ class Args:
     fresh critic under a started actor (``init_actor``)."""
     demonstrations: Optional[str] = None
     """JSON of best schedules per training program (``mlir-rl search``) to
-    warm-start the actor by behaviour cloning before PPO (None: off)."""
+    warm-start the actor by behaviour cloning before PPO (None: off); several
+    files separated by commas give, per program, the fastest of theirs."""
     bc_epochs: int = 0
     """Behaviour-cloning epochs over the demonstrations."""
     rollout_workers: int = 0
@@ -369,7 +370,7 @@ def warm_start(run: TrainingRun) -> None:
         warmstart.pretrain_critic(run.critic, run.env.measurer, run.programs,
                                   args.pretrain_epochs, args.learning_rate, run.log)
     if args.demonstrations and args.bc_epochs:
-        demos = json.loads(Path(args.demonstrations).read_text())
+        demos = load_demonstrations(args.demonstrations)
         decisions = warmstart.demonstration_decisions(dict(run.programs), demos)
         nll = warmstart.behaviour_clone(run.actor, decisions, args.bc_epochs,
                                         args.learning_rate, args.minibatch_size,
@@ -379,6 +380,19 @@ def warm_start(run: TrainingRun) -> None:
                                                   "final_nll": nll}})
         # The warm start alone, for comparison with what PPO makes of it.
         _save(run.run_dir / "checkpoint_bc.pt", run.checkpoint(0))
+
+
+def load_demonstrations(spec: str) -> list[dict]:
+    """The demonstrations of ``spec``: one ``mlir-rl search`` JSON, or several
+    separated by commas, merged to the fastest schedule per program (ties go
+    to the first file)."""
+    best: dict[str, dict] = {}
+    for path in (p.strip() for p in spec.split(",") if p.strip()):
+        for demo in json.loads(Path(path).read_text()):
+            name = demo["name"]
+            if name not in best or demo["best_speedup"] > best[name]["best_speedup"]:
+                best[name] = demo
+    return list(best.values())
 
 
 def rollout(run: TrainingRun, iteration: int) -> list[dict]:
