@@ -1,9 +1,11 @@
 // mlir-rl-conv-to-matmul (a step of mlir-rl-prepare): a 2-D convolution
-// becomes an im2col copy with affine window accesses, collapsed, and a
-// matmul-like generic whose result is expanded back; a 1x1 stride-1
-// convolution needs no copy; min-macs and mixed element types leave
-// convolutions alone.
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1})' | FileCheck %s
+// becomes an im2col copy (one identity copy per filter tap from a strided
+// view of the input, or with max-tap-copies=0 one generic with affine window
+// accesses), collapsed, and a matmul-like generic whose result is expanded
+// back; a 1x1 stride-1 convolution needs no copy; min-macs and mixed element
+// types leave convolutions alone.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1 max-tap-copies=0})' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1})' | FileCheck %s --check-prefix=TAPS
 // With the default padding to multiples of 8:
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
@@ -17,15 +19,35 @@
 // CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[MN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 
+// TAPS-DAG: #[[TAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
+// TAPS-DAG: #[[ID5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// TAPS-LABEL: func.func @nchw
+// Tap (kh, kw) reads the input from (3*kh, 3*kw) (dilation 3) with stride 2
+// into col[:, kh, kw, :, :]; nine copies, each vectorizable.
+// TAPS:         %[[XC:.+]] = tensor.collapse_shape
+// TAPS:         %[[E:.+]] = tensor.empty() : tensor<4x3x3x4x4xf32>
+// TAPS:         %[[IN0:.+]] = tensor.extract_slice %[[XC]][0, 0, 0] [4, 4, 4] [1, 2, 2] : tensor<4x13x13xf32> to tensor<4x4x4xf32>
+// TAPS:         %[[OUT0:.+]] = tensor.extract_slice %[[E]][0, 0, 0, 0, 0] [4, 1, 1, 4, 4] [1, 1, 1, 1, 1]
+// TAPS:         %[[C0:.+]] = linalg.generic {indexing_maps = [#[[TAP]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[IN0]] : tensor<4x4x4xf32>) outs(%[[OUT0]] : tensor<4x1x1x4x4xf32>)
+// TAPS:         tensor.insert_slice %[[C0]] into %[[E]][0, 0, 0, 0, 0] [4, 1, 1, 4, 4] [1, 1, 1, 1, 1]
+// TAPS-COUNT-7: tensor.insert_slice
+// TAPS:         tensor.extract_slice %[[XC]][0, 6, 6] [4, 4, 4] [1, 2, 2]
+// TAPS:         %[[C8:.+]] = linalg.generic
+// TAPS:         %[[LAST:.+]] = tensor.insert_slice %[[C8]] into %{{.+}}[0, 2, 2, 0, 0] [4, 1, 1, 4, 4]
+// TAPS:         tensor.collapse_shape %[[LAST]] {{\[}}[0, 1, 2], [3, 4]] : tensor<4x3x3x4x4xf32> into tensor<36x16xf32>
+// TAPS-LABEL: func.func @nhwc_hwcf_batch
+// TAPS-COUNT-9: linalg.generic {{.*}} outs(%{{.+}} : tensor<2x8x8x1x1x3xf32>)
+
 // BIG-LABEL: func.func @nchw
 // BIG: linalg.conv_2d_nchw_fchw
 // PAD-LABEL: func.func @nchw
 // K = 4*3*3 = 36 is padded to 4*3*4 = 48: the copy writes the real taps into
 // a zero-filled tensor, the filter is padded with zeros.
 // PAD:         %[[Z:.+]] = linalg.fill {{.*}} -> tensor<4x3x4x4x4xf32>
-// PAD:         %[[S:.+]] = tensor.extract_slice %[[Z]][0, 0, 0, 0, 0] [4, 3, 3, 4, 4] [1, 1, 1, 1, 1]
-// PAD:         %[[C:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x3x3x4x4xf32>)
-// PAD:         %[[I:.+]] = tensor.insert_slice %[[C]] into %[[Z]]
+// PAD:         %[[S:.+]] = tensor.extract_slice %[[Z]][0, 0, 0, 0, 0] [4, 1, 1, 4, 4] [1, 1, 1, 1, 1]
+// PAD:         %[[C:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x1x1x4x4xf32>)
+// PAD:         tensor.insert_slice %[[C]] into %[[Z]]
+// PAD:         %[[I:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 2, 2, 0, 0] [4, 1, 1, 4, 4]
 // PAD:         tensor.collapse_shape %[[I]] {{\[}}[0, 1, 2], [3, 4]] : tensor<4x3x4x4x4xf32> into tensor<48x16xf32>
 // PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
 // PAD:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x48xf32>, tensor<48x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)

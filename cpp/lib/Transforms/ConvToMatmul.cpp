@@ -128,7 +128,8 @@ SmallVector<ReassociationIndices> groups(ArrayRef<int64_t> sizes) {
 
 /// Rewrites `op`; returns the matmul generic.
 FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   const ConvShape &s, int64_t padMultiple) {
+                                   const ConvShape &s, int64_t padMultiple,
+                                   int64_t maxTapCopies) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
@@ -261,20 +262,81 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       dest = tensor::ExtractSliceOp::create(rewriter, loc, full, zeros, sizes,
                                             ones);
     }
-    auto copy = linalg::GenericOp::create(
-        rewriter, loc, dest.getType(), ValueRange{input}, ValueRange{dest},
-        ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
-                            rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, par),
-        [](OpBuilder &ob, Location l, ValueRange args) {
-          linalg::YieldOp::create(ob, l, args[0]);
-        });
-    Value colFull = copy.getResult(0);
-    if (padded) {
-      auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>();
-      colFull = tensor::InsertSliceOp::create(
-          rewriter, loc, colFull, full, slice.getMixedOffsets(),
-          slice.getMixedSizes(), slice.getMixedStrides());
+    Value colFull;
+    if (s.kh * s.kw <= maxTapCopies) {
+      // One copy per filter tap (kh, kw): col[.., kh, kw, ..] is a strided
+      // view of the input, so each copy has identity maps, which the
+      // vectorizer takes (it refuses the one-op form's `oh * s + kh` map).
+      unsigned khDim = b + (nchw ? 1 : 2), kwDim = khDim + 1;
+      unsigned hDim = b + (nchw ? 1 : 0), wDim = hDim + 1;
+      unsigned inRank = cast<RankedTensorType>(input.getType()).getRank();
+      Value cur = padded ? full : dest;
+      for (int64_t kh = 0; kh < s.kh; ++kh) {
+        for (int64_t kw = 0; kw < s.kw; ++kw) {
+          SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
+          auto inShape = cast<RankedTensorType>(input.getType()).getShape();
+          for (unsigned i = 0; i < inRank; ++i) {
+            int64_t offset = 0, size = inShape[i], stride = 1;
+            if (i == hDim) {
+              offset = kh * s.dh;
+              size = s.oh;
+              stride = s.sh;
+            } else if (i == wDim) {
+              offset = kw * s.dw;
+              size = s.ow;
+              stride = s.sw;
+            }
+            inOffsets.push_back(rewriter.getIndexAttr(offset));
+            inSizes.push_back(rewriter.getIndexAttr(size));
+            inStrides.push_back(rewriter.getIndexAttr(stride));
+          }
+          Value tap = tensor::ExtractSliceOp::create(
+              rewriter, loc, input, inOffsets, inSizes, inStrides);
+          SmallVector<OpFoldResult> offsets, sizes,
+              strides(rank, rewriter.getIndexAttr(1));
+          SmallVector<AffineExpr> tapExprs;
+          for (unsigned i = 0; i < rank; ++i) {
+            offsets.push_back(rewriter.getIndexAttr(
+                i == khDim ? kh : i == kwDim ? kw : 0));
+            sizes.push_back(rewriter.getIndexAttr(
+                i == khDim || i == kwDim ? 1 : colShape[i]));
+            if (i != khDim && i != kwDim)
+              tapExprs.push_back(d(i));
+          }
+          // The copy keeps the unit (kh, kw) dimensions, so that it is not
+          // an identity generic, which canonicalization would fold into
+          // a memref.copy of strided views after bufferization.
+          Value out = tensor::ExtractSliceOp::create(rewriter, loc, cur,
+                                                     offsets, sizes, strides);
+          auto copy = linalg::GenericOp::create(
+              rewriter, loc, out.getType(), ValueRange{tap}, ValueRange{out},
+              ArrayRef<AffineMap>{AffineMap::get(rank, 0, tapExprs, ctx),
+                                  rewriter.getMultiDimIdentityMap(rank)},
+              SmallVector<utils::IteratorType>(rank, par),
+              [](OpBuilder &ob, Location l, ValueRange args) {
+                linalg::YieldOp::create(ob, l, args[0]);
+              });
+          cur = tensor::InsertSliceOp::create(rewriter, loc, copy.getResult(0),
+                                              cur, offsets, sizes, strides);
+        }
+      }
+      colFull = cur;
+    } else {
+      auto copy = linalg::GenericOp::create(
+          rewriter, loc, dest.getType(), ValueRange{input}, ValueRange{dest},
+          ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
+                              rewriter.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank, par),
+          [](OpBuilder &ob, Location l, ValueRange args) {
+            linalg::YieldOp::create(ob, l, args[0]);
+          });
+      colFull = copy.getResult(0);
+      if (padded) {
+        auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>();
+        colFull = tensor::InsertSliceOp::create(
+            rewriter, loc, colFull, full, slice.getMixedOffsets(),
+            slice.getMixedSizes(), slice.getMixedStrides());
+      }
     }
     SmallVector<ReassociationIndices> re =
         groups(nchw ? SmallVector<int64_t>{3, 2} : SmallVector<int64_t>{2, 3});
@@ -362,7 +424,7 @@ struct ConvToMatmulPass
     llvm::SmallPtrSet<Operation *, 16> matmuls;
     for (auto &[op, shape] : convs) {
       FailureOr<Operation *> matmul =
-          rewriteConv(rewriter, op, shape, padMultiple);
+          rewriteConv(rewriter, op, shape, padMultiple, maxTapCopies);
       if (failed(matmul))
         return signalPassFailure();
       matmuls.insert(*matmul);

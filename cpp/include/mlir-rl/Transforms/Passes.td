@@ -204,9 +204,11 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     Step of `mlir-rl-prepare`, after elementwise fusion and before the
     inits are untied. A `linalg.conv_2d_nchw_fchw` (or
     `conv_2d_nhwc_hwcf`, `conv_2d_nhwc_fhwc`) with static shapes becomes
-    three ops: an all-parallel generic that copies every window of the input
-    into an im2col tensor (`[N, C, KH, KW, OH, OW]` for NCHW, whose rows are
-    contiguous reads of the input when the stride is 1), a
+    an im2col copy, written as one all-parallel identity generic per filter
+    tap (kh, kw) from a strided view of the input into its slice of the
+    im2col tensor (`[N, C, KH, KW, OH, OW]` for NCHW, whose rows are
+    contiguous reads of the input when the stride is 1), or, above
+    `max-tap-copies` taps, one generic with window maps; then a
     `tensor.collapse_shape` of it to `[N, C*KH*KW, OH*OW]`, and a
     matmul-like generic of the flattened filter with it, whose result is
     expanded back to the convolution's shape. A 1x1 convolution with stride
@@ -226,9 +228,13 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     Option<"padMultiple", "pad-multiple", "int64_t", /*default=*/"8",
            "Pad KW and OW with zeros so that the matmul's reduction "
            "(C*KH*KW) and pixel (OH*OW) extents are multiples of this (or of "
-           "a larger power of two up to 64 where that costs at most 1/4 more "
+           "a larger power of two up to 64 where that costs at most 1/3 more "
            "work), which the scheduler's power-of-two tiles then divide "
            "(1: no padding)">,
+    Option<"maxTapCopies", "max-tap-copies", "int64_t", /*default=*/"49",
+           "Write the im2col copy as one identity generic per filter tap up "
+           "to this many taps (KH*KW), else as one generic whose window maps "
+           "the vectorizer does not take (0: always one generic)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
