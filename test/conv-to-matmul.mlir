@@ -1,13 +1,13 @@
 // mlir-rl-conv-to-matmul (a step of mlir-rl-prepare): a 2-D convolution
-// becomes an im2col copy (one generic with affine window accesses, or with
-// max-tap-copies one identity copy per filter tap from a strided view of the
-// input), collapsed, and a matmul-like generic whose result is expanded
+// becomes an im2col copy (one identity copy per filter tap from a strided
+// view of the input, or with max-tap-copies=0 one generic with affine window
+// accesses), collapsed, and a matmul-like generic whose result is expanded
 // back; a 1x1 stride-1 convolution needs no copy; min-macs and mixed element
 // types leave convolutions alone.
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1})' | FileCheck %s
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1 max-tap-copies=49})' | FileCheck %s --check-prefix=TAPS
-// With the default padding to multiples of 8 (and copies per tap):
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-tap-copies=49})' | FileCheck %s --check-prefix=PAD
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1 max-tap-copies=0})' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{pad-multiple=1})' | FileCheck %s --check-prefix=TAPS
+// With the default padding to multiples of 8:
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \

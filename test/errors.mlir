@@ -23,6 +23,11 @@
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: T(8,12,1)"})' 2>&1 | FileCheck %s --check-prefix=CAND
 // CAND: error: linalg-rl-schedule: op 1 (linalg.matmul): tiling T(8,12,1): tile size 12 of loop 1 is not a candidate (0, 1, 2, 4, 8, 16, 32, 64)
 
+// K = 96: a tile of 64 does not divide it (legality v3).
+// RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: T(8,8,64)"})' 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// DIVIDE: error: linalg-rl-schedule: op 1 (linalg.matmul): tiling T(8,8,64): tile size 64 does not divide the extent 96 of loop 2 (the op could then not be vectorized)
+
 // RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: V"})' 2>&1 | FileCheck %s --check-prefix=VEC
 // VEC: error: linalg-rl-schedule: op 1 (linalg.matmul): vectorization V is not allowed: iteration space of 786432 points exceeds 4096 (tile first)

@@ -16,9 +16,11 @@
 
 // CHECK-LABEL: func.func @block
 // The convolutions become im2col copies and matmuls (mlir-rl-conv-to-matmul);
-// the first two read the same input, so CSE leaves them one copy.
-// CHECK:       %[[COL:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<8x3x3x8x8xf32>)
-// CHECK:       %[[COLC:.+]] = tensor.collapse_shape %[[COL]]
+// the first two read the same input, so CSE leaves them one copy (nine
+// copies, one per filter tap).
+// CHECK-COUNT-9: linalg.generic {{.*}} outs(%{{.+}} : tensor<8x1x1x8x8xf32>)
+// CHECK-NOT:   linalg.generic {{.*}} outs(%{{.+}} : tensor<8x1x1x8x8xf32>)
+// CHECK:       %[[COLC:.+]] = tensor.collapse_shape %{{.+}} : tensor<8x3x3x8x8xf32> into tensor<72x64xf32>
 // CHECK:       %[[F1:.+]] = linalg.fill {{.*}} -> tensor<16x64xf32>
 // CHECK:       %[[F2:.+]] = linalg.fill {{.*}} -> tensor<16x64xf32>
 // CHECK:       %[[M1:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COLC]] : tensor<16x72xf32>, tensor<72x64xf32>) outs(%[[F2]] :
@@ -40,8 +42,10 @@
 // CHECK-NEXT:    linalg.yield
 // CHECK:       %[[PADDED:.+]] = tensor.insert_slice %[[CHAIN]] into %[[PADF]][0, 0, 1, 1]
 // CHECK:       %[[PC:.+]] = tensor.collapse_shape %[[PADDED]]
-// CHECK:       %[[COL3:.+]] = linalg.generic {{.*}} ins(%[[PC]] : tensor<16x10x10xf32>)
-// CHECK:       %[[COL3C:.+]] = tensor.collapse_shape %[[COL3]]
+// CHECK:       %[[TAP:.+]] = tensor.extract_slice %[[PC]][0, 0, 0] [16, 8, 8] [1, 1, 1] : tensor<16x10x10xf32> to tensor<16x8x8xf32>
+// CHECK:       linalg.generic {{.*}} ins(%[[TAP]] : tensor<16x8x8xf32>)
+// CHECK-COUNT-8: linalg.generic {{.*}} outs(%{{.+}} : tensor<16x1x1x8x8xf32>)
+// CHECK:       %[[COL3C:.+]] = tensor.collapse_shape %{{.+}} : tensor<16x3x3x8x8xf32> into tensor<144x64xf32>
 // CHECK:       %[[M3:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COL3C]] : tensor<16x144xf32>, tensor<144x64xf32>) outs(%[[F1]] :
 // CHECK-NOT:   linalg.generic
 // CHECK:       return

@@ -60,8 +60,31 @@ def test_masks_have_named_parts():
     assert masks.pointer.shape == (lay.max_loops,)
     assert masks.flat().shape == (lay.mask_size,)
     assert masks.allowed_sizes(A.TILED_PARALLELIZATION, 2) == [0]  # the reduction loop
-    assert masks.allowed_sizes(A.TILING, 2) == list(lay.tile_candidates)
+    k = m.op(1).loop_bounds[2]
+    assert masks.allowed_sizes(A.TILING, 2) == [0] + [t for t in lay.tile_candidates
+                                                      if t and k % t == 0]
     assert masks.allowed_pointers() == [0, 1, 2]
+
+
+def test_tile_sizes_must_divide_their_loop():
+    """Legality v3: a size that does not divide its loop's extent is masked
+    (it would leave dynamic extents that neither tiling nor vectorization
+    takes), and applying one is refused with the reason."""
+    assert "divide=1" in mlir_rl.legality()["description"]
+    text = KERNELS["matmul"][0]
+    m = mlir_rl.Module.parse(text)
+    bounds = m.op(1).loop_bounds
+    lay = mlir_rl.layout()
+    for kind in (A.TILING, A.TILED_PARALLELIZATION):
+        for loop, extent in enumerate(bounds):
+            for t in m.masks(1).allowed_sizes(kind, loop):
+                assert t == 0 or extent % t == 0
+    odd = next((l, t) for l, e in enumerate(bounds) for t in lay.tile_candidates
+               if t and t < e and e % t)
+    sizes = [0] * len(bounds)
+    sizes[odd[0]] = odd[1]
+    with pytest.raises(mlir_rl.IllegalActionError, match="does not divide the extent"):
+        m.apply(1, f"T({','.join(map(str, sizes))})")
 
 
 def test_op_info_carries_the_phase():

@@ -90,8 +90,9 @@ def test_the_block_becomes_one_op_per_chain_with_its_own_fills():
     before, after = _names(BLOCK), _names(mlir_rl.prepare(BLOCK))
     assert before.count("linalg.generic") == 4 and "linalg.add" in before
     # sub, mul, relu and the add: one generic; the per-channel rsqrt apart;
-    # the two convolutions' matmuls and the im2col copy of %x they share.
-    assert after.count("linalg.generic") == 5 and "linalg.add" not in after
+    # the two convolutions' matmuls and the im2col copy of %x they share
+    # (one copy per tap of the 3x3 filter).
+    assert after.count("linalg.generic") == 4 + 9 and "linalg.add" not in after
     # One fill per convolution, and the zeros of the padded im2col tensor
     # (7x7 pixels are padded to 7x8, 4x3x3 taps to 4x3x4).
     assert after.count("linalg.fill") == 3 and before.count("linalg.fill") == 1
@@ -243,7 +244,8 @@ def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
     # No copy for a 1x1 stride-1 convolution, unless its C*KH*KW or OH*OW
     # is padded to a multiple of 8.
     copy_free = k == 1 and stride == 1 and (c * k * k) % 8 == 0 and (out * out) % 8 == 0
-    assert len(copies) == (0 if copy_free else 1)
+    # The copy: one identity generic per filter tap.
+    assert len(copies) == (0 if copy_free else k * k)
     ref = _outputs(text)
     ok, err = mlir_rl.outputs_match(_outputs(after), ref)
     assert ok, err
@@ -255,11 +257,11 @@ def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
 
 
 @pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
-def test_per_tap_im2col_copies_give_equal_outputs(conv, mlir_rl_opt):
-    """max-tap-copies: the im2col copy as one identity generic per tap."""
+def test_one_generic_im2col_copy_gives_equal_outputs(conv, mlir_rl_opt):
+    """max-tap-copies=0: the im2col copy as one generic with window maps."""
     text = _conv(*conv)
     after = subprocess.run(
-        [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{max-tap-copies=49},"
+        [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{max-tap-copies=0},"
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
     assert "linalg.conv_2d" not in after
     ops = mlir_rl.Module.parse(after).ops()
@@ -267,7 +269,7 @@ def test_per_tap_im2col_copies_give_equal_outputs(conv, mlir_rl_opt):
     _, _, c, size, _, k, stride, dilation, _ = conv
     out = (size - dilation * (k - 1) - 1) // stride + 1
     copy_free = k == 1 and stride == 1 and (c * k * k) % 8 == 0 and (out * out) % 8 == 0
-    assert len(copies) == (0 if copy_free else k * k)
+    assert len(copies) == (0 if copy_free else 1)
     ref = _outputs(text)
     ok, err = mlir_rl.outputs_match(_outputs(after), ref)
     assert ok, err

@@ -92,7 +92,7 @@ def test_sampled_shipped_policy_keeps_outputs_on_returned_producers():
 
 
 REDUCE_BROADCAST = """
-func.func @main(%x: tensor<1x29x16xi32>) -> (tensor<1x16xi32>, tensor<7x1x16xi32>) {
+func.func @main(%x: tensor<1x29x16xi32>) -> (tensor<1x16xi32>, tensor<8x1x16xi32>) {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<1x16xi32>
   %acc = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x16xi32>) -> tensor<1x16xi32>
@@ -105,9 +105,9 @@ func.func @main(%x: tensor<1x29x16xi32>) -> (tensor<1x16xi32>, tensor<7x1x16xi32
     %a = arith.addi %q, %o : i32
     linalg.yield %a : i32
   } -> tensor<1x16xi32>
-  %e2 = tensor.empty() : tensor<7x1x16xi32>
-  %b = linalg.broadcast ins(%s : tensor<1x16xi32>) outs(%e2 : tensor<7x1x16xi32>) dimensions = [0]
-  return %s, %b : tensor<1x16xi32>, tensor<7x1x16xi32>
+  %e2 = tensor.empty() : tensor<8x1x16xi32>
+  %b = linalg.broadcast ins(%s : tensor<1x16xi32>) outs(%e2 : tensor<8x1x16xi32>) dimensions = [0]
+  return %s, %b : tensor<1x16xi32>, tensor<8x1x16xi32>
 }
 """
 
@@ -161,15 +161,18 @@ def test_zero_extent_loops_are_not_scheduled(m_size, k_size, mlir_opt, plugin):
     assert _matches(m, _reference(text))
 
 
-def test_a_dynamic_extent_is_named_not_printed_as_a_number():
-    """After a TP that does not divide a loop, a later T said 'exceeds the
-    extent -9223372036854775808'."""
+def test_a_tile_that_does_not_divide_is_named_not_printed_as_a_number():
+    """After a TP that did not divide a loop, a later T said 'exceeds the
+    extent -9223372036854775808'. Such a TP is now illegal (legality v3), and
+    says why."""
     from mlir_rl.data import kernels as K
     m = mlir_rl.Module.parse(K.matmul(48, 40, 24))
-    m.apply(1, "TP(32,0,0)")
     with pytest.raises(mlir_rl.IllegalActionError) as e:
-        m.apply(1, "T(8,0,0)")
-    assert "dynamic extent" in str(e.value) and "-9223372036854775808" not in str(e.value)
+        m.apply(1, "TP(32,0,0)")
+    assert "does not divide the extent 48" in str(e.value)
+    assert "-9223372036854775808" not in str(e.value)
+    m.apply(1, "TP(16,8,0)")
+    m.apply(1, "T(8,0,0)")
 
 
 def test_a_schedule_without_entries_is_an_error(mlir_opt, plugin):

@@ -82,7 +82,8 @@ ActionMasks computeActionMasks(linalg::LinalgOp op,
     anyParallel |= parallel && bounds[l] >= 2;
     for (int c = 1; c < M; ++c) {
       int64_t size = layout.tileCandidates[c];
-      bool fits = !ShapedType::isDynamic(bounds[l]) && size <= bounds[l];
+      bool fits = !ShapedType::isDynamic(bounds[l]) && size <= bounds[l] &&
+                  (!config.legality.dividingTiles || bounds[l] % size == 0);
       for (int which = 0; which < kNumTiledKinds; ++which) {
         tileAt(which, l, c) =
             fits && (parallel || !kActionKinds[which].has(kParallelOnly));
@@ -197,10 +198,15 @@ LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
         reason = what + ": loop " + std::to_string(l) +
                  " has a dynamic extent (an earlier tile size does not "
                  "divide it): only 0 is allowed";
-      else
+      else if (size > bounds[l])
         reason = what + ": tile size " + std::to_string(size) +
                  " exceeds the extent " + std::to_string(bounds[l]) +
                  " of loop " + std::to_string(l);
+      else
+        reason = what + ": tile size " + std::to_string(size) +
+                 " does not divide the extent " + std::to_string(bounds[l]) +
+                 " of loop " + std::to_string(l) +
+                 " (the op could then not be vectorized)";
       return failure();
     }
     if (!anySplit && info.has(kNeedsSplit)) {

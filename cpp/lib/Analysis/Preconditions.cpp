@@ -19,8 +19,10 @@ std::string LegalityConfig::getDescription() const {
   // Bump the version whenever a rule of the action space changes meaning.
   // v2: TP/TF must split a loop (llvm-project#222143); ops with an empty
   // iteration space are not scheduled.
-  os << "mlir-rl-legality-v2;vecmax=" << maxVectorInnermost
-     << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows;
+  // v3: the `divide` rule (tile sizes divide their loops).
+  os << "mlir-rl-legality-v3;vecmax=" << maxVectorInnermost
+     << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
+     << ";divide=" << (dividingTiles ? 1 : 0);
   return os.str();
 }
 

@@ -31,6 +31,10 @@ struct LegalityConfig {
   /// 24 GiB of memory. Not applied to convolutions and pooling (vectorized
   /// after decomposition, in shapes of their own).
   int64_t maxVectorRows = 256;
+  /// Tile sizes (T, TP, TF) must divide their loop's extent: a size that
+  /// does not leaves dynamic extents, which neither later tiles nor
+  /// vectorization can take (the op then ends in scalar loops).
+  bool dividingTiles = true;
 
   static const LegalityConfig &getDefault();
   /// Canonical description, with a version that changes with the meaning of

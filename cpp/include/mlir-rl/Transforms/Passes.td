@@ -204,11 +204,11 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     Step of `mlir-rl-prepare`, after elementwise fusion and before the
     inits are untied. A `linalg.conv_2d_nchw_fchw` (or
     `conv_2d_nhwc_hwcf`, `conv_2d_nhwc_fhwc`) with static shapes becomes
-    an im2col copy, one all-parallel generic with window maps into the
-    im2col tensor (`[N, C, KH, KW, OH, OW]` for NCHW, whose rows are
-    contiguous reads of the input when the stride is 1), or, up to
-    `max-tap-copies` taps, one identity generic per filter tap (kh, kw) from
-    a strided view of the input into its slice (vectorizable); then a
+    an im2col copy into the im2col tensor (`[N, C, KH, KW, OH, OW]` for
+    NCHW, whose rows are contiguous reads of the input when the stride is
+    1): one all-parallel generic per filter tap (kh, kw), from a strided view
+    of the input into its slice (vectorizable), or above `max-tap-copies`
+    taps one generic with window maps (which the vectorizer refuses); then a
     `tensor.collapse_shape` of it to `[N, C*KH*KW, OH*OW]`, and a
     matmul-like generic of the flattened filter with it, whose result is
     expanded back to the convolution's shape. A 1x1 convolution with stride
@@ -231,14 +231,10 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "a larger power of two up to 64 where that costs at most 1/3 more "
            "work), which the scheduler's power-of-two tiles then divide "
            "(1: no padding)">,
-    Option<"maxTapCopies", "max-tap-copies", "int64_t", /*default=*/"0",
+    Option<"maxTapCopies", "max-tap-copies", "int64_t", /*default=*/"49",
            "Write the im2col copy as one identity generic per filter tap up "
            "to this many taps (KH*KW), else as one generic whose window maps "
-           "the vectorizer does not take (0: always one generic). Off by "
-           "default: the shipped policy, trained on the one-generic form, "
-           "tiles the per-tap copies of 14x14 and 7x7 outputs by sizes that "
-           "do not divide them and cannot vectorize them (ResNet-18: 80 ms "
-           "against 62)">,
+           "the vectorizer does not take (0: always one generic)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
