@@ -66,6 +66,10 @@ std::optional<ConvShape> getConvShape(linalg::LinalgOp op) {
   if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape())
     return std::nullopt;
+  // An empty tensor: nothing to compute, and no slice of it is in bounds.
+  if (xt.getNumElements() == 0 || wt.getNumElements() == 0 ||
+      ot.getNumElements() == 0)
+    return std::nullopt;
   // One element type: the body is then a multiply-add (no casts).
   Type elt = ot.getElementType();
   if (xt.getElementType() != elt || wt.getElementType() != elt ||

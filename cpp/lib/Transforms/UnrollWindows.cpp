@@ -88,6 +88,10 @@ std::optional<Window> getWindow(linalg::LinalgOp op) {
   if (!xt || !kt || !ot || !xt.hasStaticShape() || !kt.hasStaticShape() ||
       !ot.hasStaticShape() || xt.getRank() != 4 || ot.getRank() != 4)
     return std::nullopt;
+  // An empty tensor: nothing to compute, and no slice of it is in bounds.
+  if (xt.getNumElements() == 0 || kt.getNumElements() == 0 ||
+      ot.getNumElements() == 0)
+    return std::nullopt;
   win.hDim = nchw ? 2 : 1, win.wDim = nchw ? 3 : 2, win.cDim = nchw ? 1 : 3;
   if (win.depthwise) {
     // Filter [C, KH, KW] (NCHW) or [KH, KW, C] (NHWC).
