@@ -230,30 +230,33 @@ CONVS = [  # layout, n, c, size, f, kernel, stride, dilation, element type
 ]
 
 
-@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
-def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
-    text = _conv(*conv)
-    after = mlir_rl.prepare(text)
+def _check_im2col(conv, text: str, after: str, copies_per_conv) -> None:
+    """``after`` (``text`` rewritten) has no convolution, the expected number
+    of all-parallel copies, and equal outputs, unscheduled and scheduled by
+    the policy."""
     assert "linalg.conv_2d" not in after
     ops = mlir_rl.Module.parse(after).ops()
-    assert any(o.kind == "matmul" or o.kind == "batch_matmul" or o.kind == "generic"
-               for o in ops)
     copies = [o for o in ops if o.kind == "generic" and "r" not in o.iterators]
     _, _, c, size, _, k, stride, dilation, _ = conv
     out = (size - dilation * (k - 1) - 1) // stride + 1
     # No copy for a 1x1 stride-1 convolution, unless its C*KH*KW or OH*OW
     # is padded to a multiple of 8.
     copy_free = k == 1 and stride == 1 and (c * k * k) % 8 == 0 and (out * out) % 8 == 0
-    # The copy: one identity generic per filter tap.
-    assert len(copies) == (0 if copy_free else k * k)
+    assert len(copies) == (0 if copy_free else copies_per_conv(k))
     ref = _outputs(text)
     ok, err = mlir_rl.outputs_match(_outputs(after), ref)
     assert ok, err
-    # And scheduled by the policy.
     m = mlir_rl.Module.parse(after)
     m.schedule_with_policy()
     ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
     assert ok, err
+
+
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
+def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
+    """The default: the im2col copy as one identity generic per filter tap."""
+    text = _conv(*conv)
+    _check_im2col(conv, text, mlir_rl.prepare(text), lambda k: k * k)
 
 
 @pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
@@ -263,20 +266,7 @@ def test_one_generic_im2col_copy_gives_equal_outputs(conv, mlir_rl_opt):
     after = subprocess.run(
         [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{max-tap-copies=0},"
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
-    assert "linalg.conv_2d" not in after
-    ops = mlir_rl.Module.parse(after).ops()
-    copies = [o for o in ops if o.kind == "generic" and "r" not in o.iterators]
-    _, _, c, size, _, k, stride, dilation, _ = conv
-    out = (size - dilation * (k - 1) - 1) // stride + 1
-    copy_free = k == 1 and stride == 1 and (c * k * k) % 8 == 0 and (out * out) % 8 == 0
-    assert len(copies) == (0 if copy_free else 1)
-    ref = _outputs(text)
-    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
-    assert ok, err
-    m = mlir_rl.Module.parse(after)
-    m.schedule_with_policy()
-    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
-    assert ok, err
+    _check_im2col(conv, text, after, lambda k: 1)
 
 
 def _window(op: str, n: int, c: int, size: int, k: int, stride: int, dilation: int,

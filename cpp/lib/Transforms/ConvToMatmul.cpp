@@ -266,6 +266,20 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       dest = tensor::ExtractSliceOp::create(rewriter, loc, full, zeros, sizes,
                                             ones);
     }
+    // An all-parallel generic copying `in` (read through `inExprs` of the
+    // copy's loops) into `out`.
+    auto buildCopy = [&](Value in, Value out,
+                         ArrayRef<AffineExpr> inExprs) -> Value {
+      return linalg::GenericOp::create(
+                 rewriter, loc, out.getType(), ValueRange{in}, ValueRange{out},
+                 ArrayRef<AffineMap>{AffineMap::get(rank, 0, inExprs, ctx),
+                                     rewriter.getMultiDimIdentityMap(rank)},
+                 SmallVector<utils::IteratorType>(rank, par),
+                 [](OpBuilder &ob, Location l, ValueRange args) {
+                   linalg::YieldOp::create(ob, l, args[0]);
+                 })
+          .getResult(0);
+    };
     Value colFull;
     if (s.kh * s.kw <= maxTapCopies) {
       // One copy per filter tap (kh, kw): col[.., kh, kw, ..] is a strided
@@ -312,29 +326,14 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           // a memref.copy of strided views after bufferization.
           Value out = tensor::ExtractSliceOp::create(rewriter, loc, cur,
                                                      offsets, sizes, strides);
-          auto copy = linalg::GenericOp::create(
-              rewriter, loc, out.getType(), ValueRange{tap}, ValueRange{out},
-              ArrayRef<AffineMap>{AffineMap::get(rank, 0, tapExprs, ctx),
-                                  rewriter.getMultiDimIdentityMap(rank)},
-              SmallVector<utils::IteratorType>(rank, par),
-              [](OpBuilder &ob, Location l, ValueRange args) {
-                linalg::YieldOp::create(ob, l, args[0]);
-              });
-          cur = tensor::InsertSliceOp::create(rewriter, loc, copy.getResult(0),
-                                              cur, offsets, sizes, strides);
+          cur = tensor::InsertSliceOp::create(
+              rewriter, loc, buildCopy(tap, out, tapExprs), cur, offsets,
+              sizes, strides);
         }
       }
       colFull = cur;
     } else {
-      auto copy = linalg::GenericOp::create(
-          rewriter, loc, dest.getType(), ValueRange{input}, ValueRange{dest},
-          ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
-                              rewriter.getMultiDimIdentityMap(rank)},
-          SmallVector<utils::IteratorType>(rank, par),
-          [](OpBuilder &ob, Location l, ValueRange args) {
-            linalg::YieldOp::create(ob, l, args[0]);
-          });
-      colFull = copy.getResult(0);
+      colFull = buildCopy(input, dest, xExprs);
       if (padded) {
         auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>();
         colFull = tensor::InsertSliceOp::create(
