@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -89,6 +90,50 @@ struct MarkManualDeallocationPass
   }
 };
 
+/// A transfer_read that reads one element and broadcasts it (every vector
+/// dimension it maps to the source has size 1: what the vectorizer emits for
+/// a per-channel operand such as a batch norm's scale, `(0, d0, 0, 0)`), as
+/// that element's load and a vector.broadcast. Upstream lowers such a read,
+/// whose broadcast dimension is not leading, into a loop that inserts the
+/// element into the vector lane by lane (with a dynamic index, through the
+/// stack): an elementwise op with four such operands ran 40x slower than
+/// its loads and stores. Only reads at constant indices inside a static
+/// source, unmasked.
+struct ScalarBroadcastRead : public OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    VectorType vt = read.getVectorType();
+    if (read.getMask() || vt.isScalable() || vt.getNumElements() == 1)
+      return failure();
+    auto st = dyn_cast<ShapedType>(read.getBase().getType());
+    if (!st || !st.hasStaticShape() || st.getElementType() != vt.getElementType())
+      return failure();
+    AffineMap map = read.getPermutationMap();
+    for (auto [i, expr] : llvm::enumerate(map.getResults()))
+      if (!isa<AffineConstantExpr>(expr) && vt.getDimSize(i) != 1)
+        return failure();
+    SmallVector<Value> indices(read.getIndices());
+    for (auto [i, index] : llvm::enumerate(indices)) {
+      std::optional<int64_t> c = getConstantIntValue(index);
+      if (!c || *c < 0 || *c >= st.getDimSize(i))
+        return failure();
+    }
+    Value element;
+    if (isa<RankedTensorType>(st))
+      element = tensor::ExtractOp::create(rewriter, read.getLoc(), read.getBase(),
+                                          indices);
+    else if (isa<MemRefType>(st))
+      element = memref::LoadOp::create(rewriter, read.getLoc(), read.getBase(),
+                                       indices);
+    else
+      return failure();
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, vt, element);
+    return success();
+  }
+};
+
 struct LowerVectorOpsPass
     : public mlir::rl::impl::LowerVectorOpsBase<LowerVectorOpsPass> {
   void runOnOperation() override {
@@ -98,6 +143,7 @@ struct LowerVectorOpsPass
     //    transposes.
     {
       RewritePatternSet patterns(ctx);
+      patterns.add<ScalarBroadcastRead>(ctx, /*benefit=*/2);
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateSinkVectorOpsPatterns(patterns);
@@ -230,6 +276,10 @@ const std::string &getLoweringPipeline() {
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
+      // Tiled inserts of in-place results bufferize to copies of a subview
+      // onto an identical subview (inside reduction loops, once per step):
+      // CSE makes them self-copies, which canonicalization erases.
+      "cse,canonicalize,"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-openmp,"
       "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
