@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -25,6 +27,7 @@ namespace mlir::rl {
 #define GEN_PASS_DEF_STRIPTRANSFORMIR
 #define GEN_PASS_DEF_LOWERPACKUNPACK
 #define GEN_PASS_DEF_MARKMANUALDEALLOCATION
+#define GEN_PASS_DEF_LOWERCOPIES
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
 
@@ -87,6 +90,75 @@ struct MarkManualDeallocationPass
         if (isa<memref::AllocOp, memref::AllocaOp, memref::ReallocOp>(alloc))
           alloc->setAttr(manual, unit);
     });
+  }
+};
+
+struct LowerCopiesPass
+    : public mlir::rl::impl::LowerCopiesBase<LowerCopiesPass> {
+  using LowerCopiesBase::LowerCopiesBase;
+
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      auto src = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto dst = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (!src || !dst || !src.hasStaticShape() || src.getRank() == 0 ||
+          src.getShape() != dst.getShape() ||
+          src.getElementType() != dst.getElementType())
+        continue;
+      int64_t elements = src.getNumElements();
+      bool contiguous = memref::isStaticShapeAndContiguousRowMajor(src) &&
+                        memref::isStaticShapeAndContiguousRowMajor(dst);
+      bool nested = copy->getParentOfType<scf::ForallOp>() ||
+                    copy->getParentOfType<scf::ParallelOp>();
+      bool parallel = !nested && elements >= minParallelElements &&
+                      src.getRank() >= 2;
+      if (contiguous && !parallel)
+        continue; // one memcpy
+      OpBuilder b(copy);
+      Location loc = copy.getLoc();
+      ArrayRef<int64_t> shape = src.getShape();
+      int64_t rank = src.getRank();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      SmallVector<Value> ubs;
+      for (int64_t size : shape)
+        ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+      Value from = copy.getSource(), to = copy.getTarget();
+      // The innermost dimension: loads and stores LLVM vectorizes.
+      auto inner = [&](OpBuilder &ib, Location l, SmallVector<Value> ivs) {
+        auto loop = scf::ForOp::create(ib, l, zero, ubs.back(), one);
+        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+        ivs.push_back(loop.getInductionVar());
+        Value v = memref::LoadOp::create(lb, l, from, ivs);
+        memref::StoreOp::create(lb, l, v, to, ivs);
+      };
+      if (rank == 1) {
+        inner(b, loc, {});
+      } else if (parallel) {
+        SmallVector<Value> lbs(rank - 1, zero), steps(rank - 1, one);
+        SmallVector<Value> outer(ubs.begin(), ubs.end() - 1);
+        scf::ParallelOp::create(
+            b, loc, lbs, outer, steps,
+            [&](OpBuilder &pb, Location l, ValueRange ivs) {
+              inner(pb, l, SmallVector<Value>(ivs));
+            });
+      } else {
+        // A serial nest.
+        std::function<void(OpBuilder &, SmallVector<Value>)> nest =
+            [&](OpBuilder &nb, SmallVector<Value> ivs) {
+              if ((int64_t)ivs.size() == rank - 1)
+                return inner(nb, loc, ivs);
+              auto loop = scf::ForOp::create(nb, loc, zero, ubs[ivs.size()], one);
+              OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+              ivs.push_back(loop.getInductionVar());
+              nest(lb, ivs);
+            };
+        nest(b, {});
+      }
+      copy.erase();
+    }
   }
 };
 
@@ -279,7 +351,7 @@ const std::string &getLoweringPipeline() {
       // Tiled inserts of in-place results bufferize to copies of a subview
       // onto an identical subview (inside reduction loops, once per step):
       // CSE makes them self-copies, which canonicalization erases.
-      "cse,canonicalize,"
+      "cse,canonicalize,func.func(mlir-rl-lower-copies),"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-openmp,"
       "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
