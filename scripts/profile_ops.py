@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mlir_rl.paths import mlir_opt_path, plugin_path
+
 LLVM = Path("/usr/lib/llvm-22")
 
 
@@ -102,9 +104,8 @@ def main() -> None:
     full = work / "profiled.mlir"
     full.write_text(text)
 
-    plugin = run(["mlir-rl", "plugin-path"]).stdout.strip()
     llvm_mlir = work / "lowered.mlir"
-    run([str(LLVM / "bin/mlir-opt"), f"--load-pass-plugin={plugin}", "-p",
+    run([str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}", "-p",
          "builtin.module(mlir-rl-lower,ensure-debug-info-scope-on-llvm-func)",
          "--mlir-print-debuginfo", str(full), "-o", str(llvm_mlir)])
     ll = work / "profiled.ll"

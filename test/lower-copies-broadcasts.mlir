@@ -4,8 +4,7 @@
 //   identical subviews, a call to the runtime's generic memrefCopy);
 // - a per-channel operand read by the vectorizer as `(0, d0, 0, 0)`
 //   became a loop inserting the element lane by lane.
-// RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(32,64,0) T(8,32,8) V"},mlir-rl-lower)' | FileCheck %s --check-prefix=MM
-// RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(32,64,0) T(8,32,8) V"},mlir-rl-lower)' | FileCheck %s --check-prefix=NOCOPY
+// RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(32,64,0) T(8,32,8) V"},mlir-rl-lower)' | FileCheck %s --check-prefixes=MM,NOCOPY
 // RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="2: TP(0,1,1,0) V"},mlir-rl-lower-vectors)' | FileCheck %s --check-prefix=BCAST
 
 // MM: llvm.func @matmul

@@ -118,44 +118,33 @@ struct LowerCopiesPass
         continue; // one memcpy
       OpBuilder b(copy);
       Location loc = copy.getLoc();
-      ArrayRef<int64_t> shape = src.getShape();
-      int64_t rank = src.getRank();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       SmallVector<Value> ubs;
-      for (int64_t size : shape)
+      for (int64_t size : src.getShape())
         ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
-      Value from = copy.getSource(), to = copy.getTarget();
-      // The innermost dimension: loads and stores LLVM vectorizes.
-      auto inner = [&](OpBuilder &ib, Location l, SmallVector<Value> ivs) {
-        auto loop = scf::ForOp::create(ib, l, zero, ubs.back(), one);
-        OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-        ivs.push_back(loop.getInductionVar());
-        Value v = memref::LoadOp::create(lb, l, from, ivs);
-        memref::StoreOp::create(lb, l, v, to, ivs);
+      SmallVector<Value> lbs(ubs.size(), zero), steps(ubs.size(), one);
+      // Loads and stores; LLVM vectorizes the innermost loop.
+      auto move = [&](OpBuilder &lb, Location l, ValueRange ivs) {
+        Value v = memref::LoadOp::create(lb, l, copy.getSource(), ivs);
+        memref::StoreOp::create(lb, l, v, copy.getTarget(), ivs);
       };
-      if (rank == 1) {
-        inner(b, loc, {});
-      } else if (parallel) {
-        SmallVector<Value> lbs(rank - 1, zero), steps(rank - 1, one);
-        SmallVector<Value> outer(ubs.begin(), ubs.end() - 1);
+      if (parallel) {
+        // The outer dimensions in parallel, the innermost one serial.
         scf::ParallelOp::create(
-            b, loc, lbs, outer, steps,
-            [&](OpBuilder &pb, Location l, ValueRange ivs) {
-              inner(pb, l, SmallVector<Value>(ivs));
+            b, loc, ArrayRef(lbs).drop_back(), ArrayRef(ubs).drop_back(),
+            ArrayRef(steps).drop_back(),
+            [&](OpBuilder &pb, Location l, ValueRange outer) {
+              scf::buildLoopNest(
+                  pb, l, lbs.back(), ubs.back(), steps.back(),
+                  [&](OpBuilder &ib, Location il, ValueRange inner) {
+                    SmallVector<Value> ivs(outer);
+                    ivs.append(inner.begin(), inner.end());
+                    move(ib, il, ivs);
+                  });
             });
       } else {
-        // A serial nest.
-        std::function<void(OpBuilder &, SmallVector<Value>)> nest =
-            [&](OpBuilder &nb, SmallVector<Value> ivs) {
-              if ((int64_t)ivs.size() == rank - 1)
-                return inner(nb, loc, ivs);
-              auto loop = scf::ForOp::create(nb, loc, zero, ubs[ivs.size()], one);
-              OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-              ivs.push_back(loop.getInductionVar());
-              nest(lb, ivs);
-            };
-        nest(b, {});
+        scf::buildLoopNest(b, loc, lbs, ubs, steps, move);
       }
       copy.erase();
     }
