@@ -134,12 +134,46 @@ def lqcd_suite() -> list[PeerKernel]:
     return out
 
 
+def unseen_suite() -> list[PeerKernel]:
+    """The unseen kernels of ``mlir-rl check-policy``
+    (``mlir_rl.data.suites.unseen_suite``), with the peers' code for each."""
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+    from mlir_rl.data.dataset import lqcd_contraction
+    from mlir_rl.data.suites import unseen_suite as texts
+    _, _, size, shift = lqcd_contraction(random.Random(1234), 0).signature.split("|")
+    size, shift = int(size), int(shift)
+    softmax_np = (lambda x: (lambda e: e / e.sum(-1, keepdims=True))(
+        np.exp(x - x.max(-1, keepdims=True))))
+    fns = {
+        "bert_matmul_256x768x768": (lambda a, b: a @ b, lambda a, b: a @ b),
+        "bert_ffn_matmul_256x3072x768": (lambda a, b: a @ b, lambda a, b: a @ b),
+        "bert_attention_bmm_12x256x256x64": (torch.bmm, np.matmul),
+        "resnet_conv_nchw_128x28x28": (lambda i, k: F.conv2d(i, k), None),
+        "resnet_conv_nhwc_64x56x56": (lambda i, k: _conv_nhwc(i, k, 1), None),
+        "resnet_maxpool_nchw_64x112": (lambda i: F.max_pool2d(i, 3, 2), None),
+        "mobilenet_depthwise_nhwc_144x56": (lambda i, k: _dw_nhwc(i, k, 1), None),
+        "elementwise_add_1x128x56x56": (lambda x, y: x + y, lambda x, y: x + y),
+        "elementwise_relu_1x256x28x28": (torch.relu, lambda x: np.maximum(x, 0)),
+        "softmax_256x512": (lambda x: torch.softmax(x, -1), softmax_np),
+        "lqcd_contraction_9_loops": (
+            lambda p, q: torch.einsum("ytxakil,ytxkblj->ytxabij",
+                                      p[:, :, shift:shift + size], q),
+            lambda p, q: np.einsum("ytxakil,ytxkblj->ytxabij",
+                                   p[:, :, shift:shift + size], q, optimize=True)),
+    }
+    return [PeerKernel(name, text, *fns[name]) for name, text in texts().items()]
+
+
 # Suites of imported models: mlir-rl-prepare runs before the pass; the
 # unscheduled baseline is the import as it is.
 PREPARED_SUITES = ("models",)
 
 SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
-          "lqcd": lqcd_suite}
+          "lqcd": lqcd_suite, "unseen": unseen_suite}
 
 
 @dataclass

@@ -194,14 +194,15 @@ class PolicyCheckRow:
 
 
 def check_policy_through_plugin(suite: dict[str, str], model: str = "", runs: int = 5,
-                                threads: int = 2) -> list[PolicyCheckRow]:
+                                threads: int = 2, prepare: bool = False) -> list[PolicyCheckRow]:
     """Schedule each kernel with the pass in stock mlir-opt-22 (plugin, the
-    policy, no schedule given), then time the scheduled IR against the
-    unscheduled program in one process and compare their outputs."""
+    policy, no schedule given; after ``mlir-rl-prepare`` with ``prepare``),
+    then time the scheduled IR against the unscheduled program as given in
+    one process and compare their outputs."""
     from mlir_rl.passes import run_pass
     rows = []
     for name, text in suite.items():
-        result = run_pass(text, model=model, name=name)
+        result = run_pass(text, model=model, name=name, prepare=prepare)
         base = Module.parse(text, name).time(runs=runs, warmup=1, threads=threads)
         sched = Module.parse(result.ir, name).time(runs=runs, warmup=1, threads=threads)
         ok, err = outputs_match(sched.outputs, base.outputs)

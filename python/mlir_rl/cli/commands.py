@@ -115,7 +115,7 @@ class BenchCommand:
 
     file: Optional[str] = option(None, help="MLIR file", flags=("file",))
     schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy (--model).")
-    suite: Optional[str] = option(None, help="run a suite (ops, models, lqcd): the unscheduled "
+    suite: Optional[str] = option(None, help="run a suite (ops, unseen, models, lqcd): the unscheduled "
                                   "program, mlir-rl (the pass with the policy) and the --compare peers")
     compare: str = option("torch,inductor,iree,numpy",
                           help="peers for --suite (torch, inductor, iree, numpy)")
@@ -169,6 +169,8 @@ class CheckPolicyConfig:
     runs: int = option(5, help="timed runs per program")
     threads: int = option(CPUS, help="OpenMP threads")
     json: Optional[str] = option(None, help="also write the figures as JSON")
+    prepare: bool = option(False, help="run mlir-rl-prepare before the pass (the pipeline "
+                           "for imported models); the baseline is the kernel as given")
 
 
 def cmd_check_policy(c: CheckPolicyConfig) -> int:
@@ -176,7 +178,7 @@ def cmd_check_policy(c: CheckPolicyConfig) -> int:
     from mlir_rl.data.suites import unseen_suite
     from mlir_rl.stats import geomean
     rows = check_policy_through_plugin(unseen_suite(), model=c.model, runs=c.runs,
-                                       threads=c.threads)
+                                       threads=c.threads, prepare=c.prepare)
     print("| kernel | baseline ms | mlir-rl ms | speedup | outputs | schedule |")
     print("|---|---|---|---|---|---|")
     for r in rows:
