@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a scheduled program spends its time, op by op (a developer's aid).
 
-    scripts/profile_ops.py FILE [--prepare] [--schedule S] [--iters N] [--threads T]
+    scripts/profile_ops.py FILE [--prepare] [--schedule S] [--iters N] [--threads T] [--no-perf]
 
 FILE is scheduled (by the shipped policy, or --schedule) and its first public
 function is compiled ahead of time with line tables that point into the
@@ -21,14 +21,14 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from mlir_rl.paths import mlir_opt_path, plugin_path
-
-LLVM = Path("/usr/lib/llvm-22")
+from mlir_rl.paths import llvm_lib_dir, llvm_tool_path, mlir_opt_path, plugin_path
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -65,6 +65,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--keep", help="directory for the intermediate files")
+    ap.add_argument("--no-perf", action="store_true",
+                    help="only compile and run the executable once (wall time per call)")
     a = ap.parse_args()
 
     work = Path(a.keep or tempfile.mkdtemp(prefix="mlir-rl-prof-"))
@@ -109,14 +111,24 @@ def main() -> None:
          "builtin.module(mlir-rl-lower,ensure-debug-info-scope-on-llvm-func)",
          "--mlir-print-debuginfo", str(full), "-o", str(llvm_mlir)])
     ll = work / "profiled.ll"
-    run([str(LLVM / "bin/mlir-translate"), "--mlir-to-llvmir", str(llvm_mlir), "-o", str(ll)])
+    run([str(llvm_tool_path("mlir-translate")), "--mlir-to-llvmir", str(llvm_mlir), "-o", str(ll)])
     drv = work / "main.c"
     drv.write_text("void mlir_rl_profile(void);\nint main(void) { mlir_rl_profile(); return 0; }\n")
     exe = work / "profiled"
-    run([str(LLVM / "bin/clang"), "-O3", "-g", "-march=native", "-Wno-override-module",
-         str(ll), str(drv), "-o", str(exe), f"-L{LLVM / 'lib'}", f"-Wl,-rpath,{LLVM / 'lib'}",
+    lib = llvm_lib_dir()
+    run([str(llvm_tool_path("clang")), "-O3", "-g", "-march=native", "-Wno-override-module",
+         str(ll), str(drv), "-o", str(exe), f"-L{lib}", f"-Wl,-rpath,{lib}",
          "-lomp", "-lmlir_c_runner_utils", "-lm"])
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    if a.no_perf:
+        t0 = time.perf_counter()
+        run([str(exe)], env=env)
+        secs = time.perf_counter() - t0
+        print(f"{fn}: {a.iters} calls in {secs:.3f} s, {secs / a.iters * 1e3:.3f} ms per call "
+              f"including start-up ({a.threads} threads; files in {work})")
+        return
+    if shutil.which("perf") is None:
+        sys.exit("perf is missing (Debian: linux-perf); --no-perf only compiles and runs")
     data = work / "perf.data"
     run(["perf", "record", "-q", "-o", str(data), str(exe)], env=env)
     rep = run(["perf", "report", "-i", str(data), "--no-children", "--sort", "srcline",

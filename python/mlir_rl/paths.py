@@ -39,13 +39,30 @@ def opt_path() -> Path:
     raise RuntimeError(f"mlir-rl-opt is missing: {path}")
 
 
-def mlir_opt_path() -> Path:
-    """Upstream ``mlir-opt`` of LLVM 22 (Debian's ``mlir-opt-22``)."""
-    for name in ("mlir-opt-22", "mlir-opt"):
-        found = shutil.which(name)
+def llvm_tool_path(name: str) -> Path:
+    """An LLVM 22 tool (``mlir-opt``, ``mlir-translate``, ``clang``): Debian's
+    ``NAME-22`` on PATH, else ``NAME`` on PATH, else
+    ``/usr/lib/llvm-22/bin/NAME``."""
+    for candidate in (f"{name}-22", name):
+        found = shutil.which(candidate)
         if found:
             return Path(found)
-    fallback = Path("/usr/lib/llvm-22/bin/mlir-opt")
+    fallback = Path("/usr/lib/llvm-22/bin") / name
     if fallback.exists():
         return fallback
-    raise RuntimeError("mlir-opt-22 not found; install Debian's mlir-22-tools")
+    raise RuntimeError(f"{name}-22 not found; install Debian's LLVM 22 packages "
+                       "(mlir-22-tools, clang-22)")
+
+
+def llvm_lib_dir() -> Path:
+    """The library directory of the LLVM 22 whose tools ``llvm_tool_path``
+    finds (libomp, the MLIR runner utilities): ``lib`` next to their ``bin``."""
+    lib = llvm_tool_path("mlir-opt").resolve().parent.parent / "lib"
+    if not lib.is_dir():
+        raise RuntimeError(f"LLVM 22's library directory is missing: {lib}")
+    return lib
+
+
+def mlir_opt_path() -> Path:
+    """Upstream ``mlir-opt`` of LLVM 22 (Debian's ``mlir-opt-22``)."""
+    return llvm_tool_path("mlir-opt")

@@ -137,3 +137,26 @@ def test_readme_python_example_runs():
         exec(compile(code, "README.md", "exec"), {})
     finally:
         os.chdir(cwd)
+
+
+def test_profile_ops_compiles_the_scheduled_function_ahead_of_time(mlir_rl_cli, tmp_path):
+    """scripts/profile_ops.py finds LLVM 22's tools through mlir_rl.paths and
+    builds an executable that runs the scheduled function (perf aside)."""
+    import sys
+    f = tmp_path / "chain.mlir"
+    f.write_text(KERNELS["chain"][0])
+    script = Path(__file__).resolve().parents[2] / "scripts" / "profile_ops.py"
+    env = dict(os.environ, PATH=f"{Path(mlir_rl_cli).parent}:{os.environ['PATH']}")
+    r = run(sys.executable, str(script), str(f), "--no-perf", "--iters", "3",
+            "--keep", str(tmp_path / "prof"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "3 calls in" in r.stdout
+    assert (tmp_path / "prof" / "profiled").exists()
+    assert "omp" in (tmp_path / "prof" / "profiled.ll").read_text()
+
+
+def test_llvm_tools_are_found():
+    from mlir_rl.paths import llvm_lib_dir, llvm_tool_path
+    for tool in ("mlir-opt", "mlir-translate", "clang"):
+        assert llvm_tool_path(tool).exists()
+    assert list(llvm_lib_dir().glob("libomp.so*"))
