@@ -257,6 +257,23 @@ def _unary_body(fn: str, x: str, p: str, dt: str) -> tuple[list[str], str]:
                 f"%{p}_a = arith.addf %{p}_e, %{p}_one : {dt}",
                 f"%{p}_m = arith.mulf {x}, %{p}_a : {dt}",
                 f"%{p}_y = arith.mulf %{p}_m, %{p}_h : {dt}"], f"%{p}_y"
+    if fn == "gelu_tanh":  # x (1 + tanh(0.79788456 (x + 0.044715 x^3))) / 2, x^3 by fpowi
+        return [f"%{p}_h = arith.constant 0.5 : {dt}",
+                f"%{p}_k = arith.constant 0.044715 : {dt}",
+                f"%{p}_r = arith.constant 0.79788456 : {dt}",
+                f"%{p}_one = arith.constant 1.0 : {dt}",
+                f"%{p}_three = arith.constant 3 : i32",
+                f"%{p}_c = math.fpowi {x}, %{p}_three : {dt}, i32",
+                f"%{p}_kc = arith.mulf %{p}_c, %{p}_k : {dt}",
+                f"%{p}_s = arith.addf {x}, %{p}_kc : {dt}",
+                f"%{p}_rs = arith.mulf %{p}_s, %{p}_r : {dt}",
+                f"%{p}_t = math.tanh %{p}_rs : {dt}",
+                f"%{p}_a = arith.addf %{p}_t, %{p}_one : {dt}",
+                f"%{p}_m = arith.mulf {x}, %{p}_a : {dt}",
+                f"%{p}_y = arith.mulf %{p}_m, %{p}_h : {dt}"], f"%{p}_y"
+    if fn == "ipow2":  # x^2 by ipowi (wraps like x*x)
+        return [f"%{p}_two = arith.constant 2 : {dt}",
+                f"%{p}_y = math.ipowi {x}, %{p}_two : {dt}"], f"%{p}_y"
     if fn == "affine":
         return [f"%{p}_a = arith.constant {_const('two', dt)} : {dt}",
                 f"%{p}_b = arith.constant {_const('half', dt)} : {dt}",
@@ -280,8 +297,9 @@ def _unary_body(fn: str, x: str, p: str, dt: str) -> tuple[list[str], str]:
 
 
 # No unbounded growth in floats (a square of a square of a matmul overflows).
-FLOAT_UNARY = ("relu", "sigmoid", "tanh", "gelu", "affine", "neg", "abs", "rational")
-INT_UNARY = ("relu", "affine", "square", "neg", "abs")
+FLOAT_UNARY = ("relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "affine", "neg", "abs",
+               "rational")
+INT_UNARY = ("relu", "affine", "square", "ipow2", "neg", "abs")
 
 
 def _generic(p: str, maps: list[str], iterators: list[str], ins: list[str], in_tys,
