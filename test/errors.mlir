@@ -28,6 +28,11 @@
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: T(8,8,64)"})' 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // DIVIDE: error: linalg-rl-schedule: op 1 (linalg.matmul): tiling T(8,8,64): tile size 64 does not divide the extent 96 of loop 2 (the op could then not be vectorized)
 
+// The fifth (last) action of an op must end it (legality v4).
+// RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: T(64,64,32) T(32,32,16) T(16,16,8) T(8,8,4) T(4,4,2)"})' 2>&1 | FileCheck %s --check-prefix=LAST
+// LAST: error: linalg-rl-schedule: op 1 (linalg.matmul): tiling T(4,4,2) is not allowed: the op's last (5th) action must end it (V or NT)
+
 // RUN: not %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{schedule="1: V"})' 2>&1 | FileCheck %s --check-prefix=VEC
 // VEC: error: linalg-rl-schedule: op 1 (linalg.matmul): vectorization V is not allowed: iteration space of 786432 points exceeds 4096 (tile first)

@@ -15,7 +15,7 @@
 // CHECK-LABEL: func.func @chain
 // CHECK: scf.forall
 // CHECK-NOT: mlir_rl.op_id
-// SCHEDULE: // Schedule: 3: TF({{.*}}); 2: {{.*}}; 1: {{.*}}; 0: {{.*}}
+// SCHEDULE: // Schedule: 3: TF({{.*}}; 2: {{.*}}; 1: {{.*}}; 0: {{.*}}
 // DEFAULT: // Schedule: 3: {{.*}}; 2: {{.*}}; 1: {{.*}}; 0: {{.*}}
 func.func @chain(%A: tensor<64x96xf32>, %B: tensor<96x128xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
   %cst = arith.constant 0.0 : f32

@@ -2,7 +2,9 @@
 // and poolings become elementwise generics over strided views of the input,
 // one per window tap, with the named op's body once per tap; a window with
 // more taps than one op may take operands becomes a chain.
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-unroll-windows)' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-unroll-windows{nhwc-depthwise=true})' | FileCheck %s
+// By default NHWC depthwise convolutions stay (upstream vectorizes them).
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-unroll-windows)' | FileCheck %s --check-prefix=KEEP
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-unroll-windows{max-taps=4})' | FileCheck %s --check-prefix=SMALL
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
@@ -40,6 +42,8 @@ func.func @depthwise_nchw(%x: tensor<1x8x13x13xf32>, %w: tensor<8x3x3xf32>, %o: 
 
 // NHWC: the channel is the last dimension; the filter is [KH, KW, C].
 // CHECK-LABEL: func.func @depthwise_nhwc
+// KEEP-LABEL: func.func @depthwise_nhwc
+// KEEP: linalg.depthwise_conv_2d_nhwc_hwc
 // CHECK:         tensor.extract_slice %{{.+}}[1, 1, 0] [1, 1, 16] [1, 1, 1] : tensor<2x2x16xf32> to tensor<16xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]], #[[ID]], #{{.+}}, #{{.+}}, #{{.+}}, #{{.+}}, #[[ID]]]
 // CHECK-NOT:     linalg.depthwise

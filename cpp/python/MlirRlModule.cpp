@@ -502,13 +502,14 @@ NB_MODULE(_core, m) {
            "observation, mask and indices (the encoder for demonstrations).")
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
-              bool sample, uint64_t seed, nb::object onStep) {
+              bool sample, uint64_t seed, nb::object onStep,
+              bool rewriteWindows) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
-                                            error, observer);
+                                            error, observer, rewriteWindows);
              if (pending)
                throw *pending;
              if (!ok)
@@ -516,12 +517,13 @@ NB_MODULE(_core, m) {
              return runInfoDict(info);
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
-           "on_step"_a = nb::none(),
+           "on_step"_a = nb::none(), "rewrite_windows"_a = true,
            "on_step(op_id, step, schedule_so_far), if given, is called before "
-           "each decoded step is applied.")
+           "each decoded step is applied. rewrite_windows: as the pass's "
+           "rewrite-windows (before the first action; op ids renumbered).")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
-              nb::object onStep) {
+              nb::object onStep, bool rewriteWindows) {
              // Python exceptions must not unwind through the C++ scheduler
              // (built without exceptions): catch, stop it, rethrow here.
              std::optional<nb::python_error> pending;
@@ -554,7 +556,7 @@ NB_MODULE(_core, m) {
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithLogits(policy, sample, seed, info, error,
-                                            observer);
+                                            observer, rewriteWindows);
              if (pending)
                throw *pending;
              if (pendingStep)
@@ -564,9 +566,10 @@ NB_MODULE(_core, m) {
              return runInfoDict(info);
            },
            "policy"_a, "sample"_a = false, "seed"_a = 0,
-           "on_step"_a = nb::none(),
+           "on_step"_a = nb::none(), "rewrite_windows"_a = true,
            "Schedules every op as the pass does, with a Python policy: "
-           "policy(observation, mask) -> (kind, tile, pointer) logits.")
+           "policy(observation, mask) -> (kind, tile, pointer) logits. "
+           "rewrite_windows: as schedule_with_policy.")
       .def("policy_logits",
            [](Program &p, int64_t id, const std::string &model,
               const std::string &ortLib) {

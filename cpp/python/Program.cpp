@@ -108,6 +108,21 @@ struct Program::Impl {
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<Scheduler> scheduler;
 
+  /// As linalg-rl-schedule's rewrite-windows: before the first action,
+  /// windowed ops into the forms the policy schedules (op ids renumbered).
+  bool rewriteWindows(std::string &error) {
+    if (scheduler->hasApplied() || !hasPolicyWindowOps(*module))
+      return true;
+    scheduler->removeTags();
+    if (failed(rewriteWindowsForPolicy(*module, error)))
+      return false;
+    scheduler = std::make_unique<Scheduler>(*module,
+                                            ActionSpaceConfig::getDefault());
+    scheduler->setPrelude(getPolicyWindowSteps());
+    scheduler->initialize();
+    return true;
+  }
+
   ApplyStatus run(const PolicyFn &policy, bool sample, uint64_t seed,
                   PolicyRunInfo &info, std::string &error,
                   const StepObserver &onStep) {
@@ -328,9 +343,12 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  const std::string &ortLib, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
-                                 const StepObserver &onStep) {
+                                 const StepObserver &onStep,
+                                 bool rewriteWindows) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
+    return false;
+  if (rewriteWindows && !impl->rewriteWindows(error))
     return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
@@ -346,7 +364,10 @@ bool Program::scheduleWithPolicy(const std::string &model,
 bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
-                                 const StepObserver &onStep) {
+                                 const StepObserver &onStep,
+                                 bool rewriteWindows) {
+  if (rewriteWindows && !impl->rewriteWindows(error))
+    return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
     std::vector<float> o(obs.begin(), obs.end());

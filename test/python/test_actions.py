@@ -97,11 +97,18 @@ def test_masks_follow_the_rules():
 
 
 def test_history_limit_completes_the_op():
+    """Legality v4: the last of an op's history_length actions must end it
+    (V or NT); after it, only NT."""
     lay = mlir_rl.layout()
     text, op, _ = KERNELS["add"]
     m = mlir_rl.Module.parse(text)
-    for _ in range(lay.history_length):
+    for _ in range(lay.history_length - 1):
         m.apply(op, "I(1,0)")
+    assert not m.ops()[op].done
+    assert set(m.masks(op).allowed_kinds()) <= {V, NT}
+    with pytest.raises(mlir_rl.IllegalActionError, match="must end it"):
+        m.apply(op, "I(1,0)")
+    m.apply(op, "NT")
     assert m.ops()[op].done
     assert m.masks(op).allowed_kinds() == [NT]
 

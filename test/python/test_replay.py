@@ -41,8 +41,10 @@ def test_dumped_script_replays_to_the_same_ir(name, policy, mlir_opt, plugin, va
         [mlir_opt, str(src), f"--load-pass-plugin={plugin}", "-p",
          f"builtin.module(linalg-rl-schedule{{dump-schedule={script} {options}}})"],
         capture_output=True, text=True, check=True).stdout
+    # The plugin: with convolutions or poolings the script first replays the
+    # pass's rewrite-windows with apply_registered_pass of mlir-rl's passes.
     replayed = subprocess.run(
-        [mlir_opt, str(src), "-p",
+        [mlir_opt, str(src), f"--load-pass-plugin={plugin}", "-p",
          f"builtin.module(transform-preload-library{{transform-library-paths={script}}},"
          "transform-interpreter)"], capture_output=True, text=True, check=True).stdout
     assert _untagged(replayed) == scheduled

@@ -20,7 +20,8 @@ std::string LegalityConfig::getDescription() const {
   // v2: TP/TF must split a loop (llvm-project#222143); ops with an empty
   // iteration space are not scheduled.
   // v3: the `divide` rule (tile sizes divide their loops).
-  os << "mlir-rl-legality-v3;vecmax=" << maxVectorInnermost
+  // v4: an op's last action slot takes only V or NT.
+  os << "mlir-rl-legality-v4;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";divide=" << (dividingTiles ? 1 : 0);
   return os.str();

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/OpAnalysis.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
+#include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 
@@ -68,6 +69,9 @@ struct LinalgRlSchedulePass
   void getDependentDialects(DialectRegistry &registry) const override {
     LinalgRlScheduleBase::getDependentDialects(registry);
     linalg::registerTransformDialectExtension(registry);
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (succeeded(buildPolicyWindowPipeline(pm)))
+      pm.getDependentDialects(registry);
   }
 
   void runOnOperation() override {
@@ -91,6 +95,21 @@ struct LinalgRlSchedulePass
             << " skipped: not a structured linalg op (only ops with the "
                "LinalgOp interface are scheduled)";
     });
+
+    // With the policy: windowed ops into the forms it schedules well.
+    windowsRewritten = false;
+    if (schedule.empty() && usePolicy && rewriteWindows &&
+        hasPolicyWindowOps(module)) {
+      OpPassManager pm(ModuleOp::getOperationName());
+      if (failed(buildPolicyWindowPipeline(pm)) ||
+          failed(runPipeline(pm, module))) {
+        module.emitError() << "linalg-rl-schedule: rewriting convolutions "
+                              "and poolings for the policy failed "
+                              "(rewrite-windows=false skips it)";
+        return signalPassFailure();
+      }
+      windowsRewritten = true;
+    }
 
     OwningOpRef<ModuleOp> original(cast<ModuleOp>(module->clone()));
     if (failed(scheduleModule(module, *explicitSchedule, VerifyScope::Touched,
@@ -120,6 +139,8 @@ struct LinalgRlSchedulePass
                                const ExplicitSchedule &explicitSchedule,
                                VerifyScope verifyScope, bool report) {
     Scheduler scheduler(module, ActionSpaceConfig::getDefault(), verifyScope);
+    if (windowsRewritten)
+      scheduler.setPrelude(getPolicyWindowSteps());
     scheduler.initialize();
     if (report) {
       for (const OpRecord &rec : scheduler.getOps())
@@ -212,6 +233,7 @@ struct LinalgRlSchedulePass
   }
 
   std::shared_ptr<OnnxPolicy> policy;
+  bool windowsRewritten = false;
 };
 
 } // namespace

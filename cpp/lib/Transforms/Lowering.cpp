@@ -559,6 +559,57 @@ LogicalResult prepareModule(ModuleOp module, std::string &error) {
   return runPipeline(module, error, buildPreparePipeline, "prepare");
 }
 
+const std::vector<PassStep> &getPolicyWindowSteps() {
+  static const std::vector<PassStep> steps = {
+      {"mlir-rl-conv-to-matmul", {}},
+      {"mlir-rl-unroll-windows", {{"nhwc-depthwise", false}}},
+      {"canonicalize", {}},
+      {"cse", {}},
+      {"mlir-rl-untie-inits", {}},
+  };
+  return steps;
+}
+
+bool hasPolicyWindowOps(ModuleOp module) {
+  bool found = false;
+  module.walk([&](linalg::LinalgOp op) {
+    Operation *o = op.getOperation();
+    if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+            linalg::Conv2DNhwcFhwcOp, linalg::DepthwiseConv2DNchwChwOp,
+            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
+            linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(o) &&
+        op.hasPureTensorSemantics()) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+LogicalResult buildPolicyWindowPipeline(OpPassManager &pm) {
+  std::string text = "builtin.module(func.func(";
+  bool first = true;
+  for (const PassStep &step : getPolicyWindowSteps()) {
+    text += (first ? "" : ",") + step.name;
+    first = false;
+    if (step.options.empty())
+      continue;
+    text += "{";
+    for (size_t i = 0; i < step.options.size(); ++i)
+      text += (i ? " " : "") + step.options[i].first + "=" +
+              (step.options[i].second ? "true" : "false");
+    text += "}";
+  }
+  text += "))";
+  return buildPipeline(pm, text, "window rewrite");
+}
+
+LogicalResult rewriteWindowsForPolicy(ModuleOp module, std::string &error) {
+  return runPipeline(module, error, buildPolicyWindowPipeline,
+                     "window rewrite");
+}
+
 LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {
   MLIRContext *ctx = module.getContext();
   module.walk([&](func::FuncOp fn) {

@@ -184,7 +184,8 @@ LogicalResult applyTransformModule(ModuleOp transformModule, Operation *root,
 }
 
 std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
-                              const std::vector<AppliedAction> &actions) {
+                              const std::vector<AppliedAction> &actions,
+                              ArrayRef<PassStep> prelude) {
   Location loc = UnknownLoc::get(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(ctx);
@@ -196,6 +197,23 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   auto markNext = [&](Operation *before, std::string text) {
     comments.emplace_back(before, std::move(text));
   };
+  if (!prelude.empty()) {
+    auto funcs = tr::MatchOp::create(
+        b, loc, anyOp(ctx), root, b.getStrArrayAttr({"func.func"}),
+        tr::MatchInterfaceEnumAttr(), DictionaryAttr(), TypeAttr(),
+        ArrayAttr());
+    markNext(funcs, "The passes the pass ran first (rewrite-windows).");
+    Value handle = funcs.getResult();
+    for (const PassStep &step : prelude) {
+      SmallVector<NamedAttribute> opts;
+      for (const auto &[key, value] : step.options)
+        opts.push_back(b.getNamedAttr(key, b.getBoolAttr(value)));
+      handle = tr::ApplyRegisteredPassOp::create(
+                   b, loc, anyOp(ctx), handle, step.name,
+                   b.getDictionaryAttr(opts), ValueRange())
+                   .getResult();
+    }
+  }
   // Number the linalg ops in pre-order, as the pass does.
   Operation *last = nullptr;
   if (numOps > 0) {

@@ -333,7 +333,10 @@ LogicalResult Scheduler::transform(linalg::LinalgOp op,
 
   if (action.producerId) {
     // The producer, fused into the forall, is dead unless used elsewhere.
-    eraseDeadOps(root);
+    // The whole module, as the replay script's apply_dce (a function's dead
+    // ops otherwise stayed until a fusion in that function, and a replay of
+    // a module of several functions differed from the pass's result).
+    eraseDeadOps(module.getOperation());
     opByIdValid = false;
   } else if (opByIdValid) {
     // Only the op itself was replaced; find its new form (V leaves none).
@@ -618,7 +621,8 @@ std::string Scheduler::getScheduleText() const {
 
 std::string Scheduler::getTransformScript() const {
   ModuleOp payload = module;
-  return printReplayScript(payload.getContext(), ops.size(), applied);
+  return printReplayScript(payload.getContext(), ops.size(), applied,
+                           prelude);
 }
 
 void Scheduler::removeTags() {

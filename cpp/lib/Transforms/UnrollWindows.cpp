@@ -213,6 +213,8 @@ struct UnrollWindowsPass
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, Window>> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
+      if (!nhwcDepthwise && isa<linalg::DepthwiseConv2DNhwcHwcOp>(op))
+        return;
       if (std::optional<Window> win = getWindow(op))
         if (win->kh * win->kw <= maxTaps)
           ops.push_back({op, *win});

@@ -277,6 +277,7 @@ def as_policy(actor: Actor):
 def greedy_schedule(actor: Actor, module) -> str:
     """Schedule ``module`` with the PyTorch actor, exactly as the pass does
     with its exported copy: the C++ scheduling loop and decoder, the actor
-    only providing logits. Returns the applied schedule text."""
-    module.schedule_with(as_policy(actor))
+    only providing logits, on the module as given (no window rewrite: the
+    schedule text names its ops). Returns the applied schedule text."""
+    module.schedule_with(as_policy(actor), rewrite_windows=False)
     return module.schedule

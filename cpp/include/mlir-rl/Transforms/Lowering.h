@@ -6,6 +6,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir::rl {
 
@@ -32,6 +34,23 @@ LogicalResult buildPreparePipeline(OpPassManager &pm);
 
 /// Runs the prepare pipeline on `module` in place.
 LogicalResult prepareModule(ModuleOp module, std::string &error);
+
+/// The passes that put a module's windowed ops (2-D convolutions, poolings,
+/// NCHW depthwise convolutions) into the forms the policy schedules, before
+/// linalg-rl-schedule asks it (rewrite-windows): pass name and options, in
+/// order, run on each func.func, as the pass runs them and as
+/// dump-schedule's script replays them.
+struct PassStep {
+  std::string name;
+  std::vector<std::pair<std::string, bool>> options;
+};
+const std::vector<PassStep> &getPolicyWindowSteps();
+/// Whether `module` has an op that getPolicyWindowSteps rewrites.
+bool hasPolicyWindowOps(ModuleOp module);
+/// Adds getPolicyWindowSteps to `pm` (anchored on builtin.module).
+LogicalResult buildPolicyWindowPipeline(OpPassManager &pm);
+/// Runs them on `module` in place.
+LogicalResult rewriteWindowsForPolicy(ModuleOp module, std::string &error);
 
 } // namespace mlir::rl
 

@@ -25,6 +25,7 @@
 #define MLIR_RL_TRANSFORMS_SCHEDULEBUILDER_H
 
 #include "mlir-rl/Support/Action.h"
+#include "mlir-rl/Transforms/Lowering.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -80,9 +81,12 @@ LogicalResult applyTransformModule(ModuleOp transformModule, Operation *root,
 
 /// The replayable script of `actions` on a module with `numOps` linalg ops
 /// (tagged in pre-order first, as the pass numbers them), printed with one
-/// comment line per action.
+/// comment line per action. `prelude`: passes the pass ran on each
+/// func.func before numbering the ops, replayed first with
+/// transform.apply_registered_pass.
 std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
-                              const std::vector<AppliedAction> &actions);
+                              const std::vector<AppliedAction> &actions,
+                              ArrayRef<PassStep> prelude = {});
 
 /// Erases the ops nested in `root` that are trivially dead, and those that
 /// become so, as `transform.apply_dce` does.

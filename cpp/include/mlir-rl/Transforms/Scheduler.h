@@ -153,6 +153,11 @@ public:
   /// A transform script that replays the applied schedule on the original
   /// module with `--transform-interpreter`.
   std::string getTransformScript() const;
+  /// Passes run on the module before initialize() (rewrite-windows), which
+  /// the transform script replays first.
+  void setPrelude(std::vector<PassStep> steps) { prelude = std::move(steps); }
+  /// Whether any action has been applied.
+  bool hasApplied() const { return !applied.empty(); }
   /// Removes the op-id tags (the pass does this at the end).
   void removeTags();
 
@@ -177,6 +182,7 @@ private:
   VerifyScope verifyScope;
   std::vector<OpRecord> ops;
   std::vector<AppliedAction> applied;
+  std::vector<PassStep> prelude;
   /// id -> the op carrying it. Updated from the ops an action produced;
   /// rebuilt by one walk after a fusion (dead ops erased) or a restore.
   llvm::DenseMap<int64_t, Operation *> opById;
