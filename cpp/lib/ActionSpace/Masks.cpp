@@ -35,6 +35,13 @@ static bool hasTiledHistory(const OpScheduleState &state) {
   });
 }
 
+/// Legality v4: the op's next action is its last (historyLength-th), which
+/// must end it (V or NT).
+static bool isLastSlot(const OpScheduleState &state,
+                       const FeatureLayout &layout) {
+  return (int)state.history.size() + 1 >= layout.historyLength;
+}
+
 static bool isParallelized(linalg::LinalgOp op, const OpScheduleState &state) {
   return state.parallelized || op->getParentOfType<scf::ForallOp>();
 }
@@ -97,7 +104,7 @@ ActionMasks computeActionMasks(linalg::LinalgOp op,
   // historyLength transformations and no V runs as scalar loops, which
   // schedules of four tilings and a fifth did (a depthwise convolution 2.4x
   // slower than unscheduled).
-  bool lastSlot = (int)state.history.size() + 1 >= layout.historyLength;
+  bool lastSlot = isLastSlot(state, layout);
   for (const ActionKindInfo &info : kActionKinds) {
     bool allowed = false;
     if (lastSlot && !info.has(kTerminal))
@@ -158,8 +165,7 @@ LogicalResult verifyAction(linalg::LinalgOp op, const OpScheduleState &state,
                std::to_string(layout.historyLength) + " actions applied)";
     else if (state.inInterchange())
       reason = what + " is not allowed: an interchange is being chosen";
-    else if (!info.has(kTerminal) &&
-             (int)state.history.size() + 1 >= layout.historyLength)
+    else if (!info.has(kTerminal) && isLastSlot(state, layout))
       reason = what + " is not allowed: the op's last (" +
                std::to_string(layout.historyLength) +
                "th) action must end it (V or NT)";

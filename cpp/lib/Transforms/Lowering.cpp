@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -259,18 +260,13 @@ struct StridedInnerRead : public OpRewritePattern<vector::TransferReadOp> {
       rewriter.replaceOpWithNewOp<vector::ShuffleOp>(read, wide, wide, keep);
       return success();
     }
-    SmallVector<int64_t> outer(vt.getShape().drop_back());
-    SmallVector<int64_t> pos(outer.size(), 0);
+    SmallVector<int64_t> rowStrides = computeStrides(vt.getShape().drop_back());
     Value result = ub::PoisonOp::create(rewriter, loc, vt);
     for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<int64_t> pos = delinearize(r, rowStrides);
       Value row = vector::ExtractOp::create(rewriter, loc, wide, pos);
       Value picked = vector::ShuffleOp::create(rewriter, loc, row, row, keep);
       result = vector::InsertOp::create(rewriter, loc, picked, result, pos);
-      for (int d = (int)pos.size() - 1; d >= 0; --d) {
-        if (++pos[d] < outer[d])
-          break;
-        pos[d] = 0;
-      }
     }
     rewriter.replaceOp(read, result);
     return success();
@@ -391,13 +387,11 @@ struct UnrollMathToRows : public RewritePattern {
     }
     Location loc = op->getLoc();
     ArrayRef<int64_t> shape = type.getShape();
-    SmallVector<int64_t> outer(shape.drop_back());
-    int64_t rows = 1;
-    for (int64_t d : outer)
-      rows *= d;
+    SmallVector<int64_t> strides = computeStrides(shape.drop_back());
+    int64_t rows = computeProduct(shape.drop_back());
     Value result = ub::PoisonOp::create(rewriter, loc, type);
-    SmallVector<int64_t> pos(outer.size(), 0);
     for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<int64_t> pos = delinearize(r, strides);
       SmallVector<Value> operands;
       for (Value v : op->getOperands())
         operands.push_back(vector::ExtractOp::create(rewriter, loc, v, pos));
@@ -408,11 +402,6 @@ struct UnrollMathToRows : public RewritePattern {
       Operation *row = rewriter.create(state);
       result = vector::InsertOp::create(rewriter, loc, row->getResult(0),
                                         result, pos);
-      for (int d = (int)pos.size() - 1; d >= 0; --d) {
-        if (++pos[d] < outer[d])
-          break;
-        pos[d] = 0;
-      }
     }
     rewriter.replaceOp(op, result);
     return success();
