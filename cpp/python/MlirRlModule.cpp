@@ -503,13 +503,14 @@ NB_MODULE(_core, m) {
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
-              bool rewriteWindows) {
+              bool rewriteWindows, bool padToTiles) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
-                                            error, observer, rewriteWindows);
+                                            error, observer, rewriteWindows,
+                                            padToTiles);
              if (pending)
                throw *pending;
              if (!ok)
@@ -518,12 +519,14 @@ NB_MODULE(_core, m) {
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
+           "pad_to_tiles"_a = true,
            "on_step(op_id, step, schedule_so_far), if given, is called before "
-           "each decoded step is applied. rewrite_windows: as the pass's "
-           "rewrite-windows (before the first action; op ids renumbered).")
+           "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
+           "the pass's front end (before the first action; op ids "
+           "renumbered).")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
-              nb::object onStep, bool rewriteWindows) {
+              nb::object onStep, bool rewriteWindows, bool padToTiles) {
              // Python exceptions must not unwind through the C++ scheduler
              // (built without exceptions): catch, stop it, rethrow here.
              std::optional<nb::python_error> pending;
@@ -556,7 +559,8 @@ NB_MODULE(_core, m) {
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithLogits(policy, sample, seed, info, error,
-                                            observer, rewriteWindows);
+                                            observer, rewriteWindows,
+                                            padToTiles);
              if (pending)
                throw *pending;
              if (pendingStep)
@@ -567,9 +571,10 @@ NB_MODULE(_core, m) {
            },
            "policy"_a, "sample"_a = false, "seed"_a = 0,
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
+           "pad_to_tiles"_a = true,
            "Schedules every op as the pass does, with a Python policy: "
            "policy(observation, mask) -> (kind, tile, pointer) logits. "
-           "rewrite_windows: as schedule_with_policy.")
+           "rewrite_windows, pad_to_tiles: as schedule_with_policy.")
       .def("policy_logits",
            [](Program &p, int64_t id, const std::string &model,
               const std::string &ortLib) {

@@ -5,6 +5,7 @@
 #include "mlir-rl/ActionSpace/ScheduleText.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
 #include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 
@@ -108,19 +109,26 @@ struct Program::Impl {
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<Scheduler> scheduler;
 
-  /// As linalg-rl-schedule's rewrite-windows: before the first action,
-  /// windowed ops into the forms the policy schedules (op ids renumbered).
-  bool rewriteWindows(std::string &error) {
-    if (scheduler->hasApplied() || !hasPolicyWindowOps(*module))
+  /// As linalg-rl-schedule's front end (rewrite-windows, pad-to-tiles):
+  /// before the first action, windowed ops into the forms the policy
+  /// schedules, odd extents padded (op ids renumbered).
+  bool applyFrontEnd(bool rewriteWindows, bool padToTiles,
+                     std::string &error) {
+    bool needed = (rewriteWindows && hasPolicyWindowOps(*module)) ||
+                  (padToTiles && hasOpsToPad(*module));
+    if (scheduler->hasApplied() || !needed)
       return true;
     scheduler->removeTags();
-    if (failed(rewriteWindowsForPolicy(*module, error)))
-      return false;
+    PolicyFrontEndOptions options;
+    options.rewriteWindows = rewriteWindows;
+    options.padToTiles = padToTiles;
+    std::vector<PassStep> ran;
+    bool ok = succeeded(applyPolicyFrontEnd(*module, options, ran, error));
     scheduler = std::make_unique<Scheduler>(*module,
                                             ActionSpaceConfig::getDefault());
-    scheduler->setPrelude(getPolicyWindowSteps());
+    scheduler->setPrelude(std::move(ran));
     scheduler->initialize();
-    return true;
+    return ok;
   }
 
   ApplyStatus run(const PolicyFn &policy, bool sample, uint64_t seed,
@@ -344,11 +352,11 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
                                  const StepObserver &onStep,
-                                 bool rewriteWindows) {
+                                 bool rewriteWindows, bool padToTiles) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
-  if (rewriteWindows && !impl->rewriteWindows(error))
+  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error))
     return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
@@ -365,8 +373,8 @@ bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
                                  const StepObserver &onStep,
-                                 bool rewriteWindows) {
-  if (rewriteWindows && !impl->rewriteWindows(error))
+                                 bool rewriteWindows, bool padToTiles) {
+  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error))
     return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {

@@ -132,18 +132,18 @@ public:
 
   /// Schedules every op with the ONNX policy at `model` (empty: default),
   /// as the pass does. Returns false and sets `error` on a model problem.
-  /// `rewriteWindows`: as the pass's rewrite-windows (before the first
-  /// action; op ids are renumbered).
+  /// `rewriteWindows`, `padToTiles`: as the pass's front end (before the
+  /// first action; op ids are renumbered).
   bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
                           bool sample, uint64_t seed, PolicyRunInfo &info,
                           std::string &error,
                           const StepObserver &onStep = nullptr,
-                          bool rewriteWindows = true);
+                          bool rewriteWindows = true, bool padToTiles = true);
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,
                           const StepObserver &onStep = nullptr,
-                          bool rewriteWindows = true);
+                          bool rewriteWindows = true, bool padToTiles = true);
   /// The ONNX policy's logits (kind, tile, pointer) for op `id` now.
   bool getPolicyLogits(const std::string &model, const std::string &ortLib,
                        int64_t id, std::vector<float> &kind,

@@ -355,13 +355,16 @@ class Module:
     def schedule_with_policy(self, model: str | Path = "", ort_lib: str = "",
                              sample: bool = False, seed: int = 0,
                              on_step: Optional[StepCallback] = None,
-                             rewrite_windows: bool = True) -> dict:
+                             rewrite_windows: bool = True,
+                             pad_to_tiles: bool = True) -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
 
-        ``rewrite_windows`` (the pass's ``rewrite-windows``): before the
-        first action, 2-D convolutions become im2col + matmul and poolings
-        and NCHW depthwise convolutions elementwise ops over strided views;
-        op ids are then those of the rewritten module.
+        The pass's front end, before the first action: ``rewrite_windows``
+        (``rewrite-windows``): 2-D convolutions become im2col + matmul and
+        poolings and NCHW depthwise convolutions elementwise ops over
+        strided views; ``pad_to_tiles`` (``pad-to-tiles``): odd extents of
+        contractions and reductions are padded to full tiles. Op ids are
+        then those of the rewritten module.
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings.
@@ -370,20 +373,22 @@ class Module:
         """
         try:
             return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
-                                                      on_step, rewrite_windows)
+                                                      on_step, rewrite_windows,
+                                                      pad_to_tiles)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 
     def schedule_with(self, policy: PolicyCallable, sample: bool = False,
                       seed: int = 0, on_step: Optional[StepCallback] = None,
-                      rewrite_windows: bool = True) -> dict:
+                      rewrite_windows: bool = True,
+                      pad_to_tiles: bool = True) -> dict:
         """Schedule every op with a Python policy (e.g. a PyTorch actor),
         driven by the same C++ loop as the pass: ``policy(observation, mask)``
-        returns (kind, tile, pointer) logits. ``rewrite_windows``: as
-        :meth:`schedule_with_policy`."""
+        returns (kind, tile, pointer) logits. ``rewrite_windows``,
+        ``pad_to_tiles``: as :meth:`schedule_with_policy`."""
         try:
             return self._program.schedule_with(policy, sample, seed, on_step,
-                                               rewrite_windows)
+                                               rewrite_windows, pad_to_tiles)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

@@ -338,3 +338,22 @@ def test_empty_tensors_are_left_alone(text):
     ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs,
                                     _outputs(text))
     assert ok, err
+
+
+@pytest.mark.parametrize("window", [w for w in WINDOWS if w[0] == "depthwise_conv_2d_nhwc_hwc"],
+                         ids=lambda c: "-".join(map(str, c)))
+def test_unrolled_nhwc_depthwise_keeps_its_outputs(window, mlir_rl_opt):
+    """nhwc-depthwise=true (not the default): the unrolled form computes the
+    same as the direct op, alone and scheduled by the policy."""
+    text = _window(*window)
+    after = subprocess.run(
+        [mlir_rl_opt, "-p", "builtin.module(mlir-rl-unroll-windows{nhwc-depthwise=true},"
+         "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
+    assert "linalg.depthwise" not in after
+    ref = _outputs(text)
+    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
+    assert ok, err
+    m = mlir_rl.Module.parse(after)
+    m.schedule_with_policy()
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
+    assert ok, (m.schedule, err)

@@ -12,6 +12,7 @@
 // its innermost loop reads the input contiguously.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -176,7 +177,7 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       auto [a, b] = smallest(x, y, m, onlyB);
       if ((a * b) % m != 0)
         continue;
-      if (m == padMultiple || 3 * (a * b - x * y) <= x * y)
+      if (m == padMultiple || rl::isPaddingCheapEnough(a * b, x * y))
         return std::pair<int64_t, int64_t>{a, b};
     }
     return std::pair<int64_t, int64_t>{x, y};

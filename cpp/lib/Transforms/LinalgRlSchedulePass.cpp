@@ -69,9 +69,13 @@ struct LinalgRlSchedulePass
   void getDependentDialects(DialectRegistry &registry) const override {
     LinalgRlScheduleBase::getDependentDialects(registry);
     linalg::registerTransformDialectExtension(registry);
-    OpPassManager pm(ModuleOp::getOperationName());
-    if (succeeded(buildPolicyWindowPipeline(pm)))
-      pm.getDependentDialects(registry);
+    for (ArrayRef<PassStep> steps :
+         {ArrayRef<PassStep>(getPolicyWindowSteps()),
+          ArrayRef<PassStep>(getPadToTilesSteps())}) {
+      OpPassManager pm(ModuleOp::getOperationName());
+      if (succeeded(buildPolicyStepsPipeline(pm, steps)))
+        pm.getDependentDialects(registry);
+    }
   }
 
   void runOnOperation() override {
@@ -96,19 +100,23 @@ struct LinalgRlSchedulePass
                "LinalgOp interface are scheduled)";
     });
 
-    // With the policy: windowed ops into the forms it schedules well.
-    windowsRewritten = false;
-    if (schedule.empty() && usePolicy && rewriteWindows &&
-        hasPolicyWindowOps(module)) {
-      OpPassManager pm(ModuleOp::getOperationName());
-      if (failed(buildPolicyWindowPipeline(pm)) ||
-          failed(runPipeline(pm, module))) {
-        module.emitError() << "linalg-rl-schedule: rewriting convolutions "
-                              "and poolings for the policy failed "
-                              "(rewrite-windows=false skips it)";
+    // With the policy: windowed ops into the forms it schedules well, odd
+    // extents padded to full tiles.
+    frontEndSteps.clear();
+    if (schedule.empty() && usePolicy) {
+      PolicyFrontEndOptions options;
+      options.rewriteWindows = rewriteWindows;
+      options.padToTiles = padToTiles;
+      std::string frontEndError;
+      if (failed(applyPolicyFrontEnd(
+              module, options,
+              [&](OpPassManager &pm) { return runPipeline(pm, module); },
+              frontEndSteps, frontEndError))) {
+        module.emitError() << "linalg-rl-schedule: " << frontEndError
+                           << " (rewrite-windows=false and pad-to-tiles=false "
+                              "skip the front end)";
         return signalPassFailure();
       }
-      windowsRewritten = true;
     }
 
     OwningOpRef<ModuleOp> original(cast<ModuleOp>(module->clone()));
@@ -139,8 +147,7 @@ struct LinalgRlSchedulePass
                                const ExplicitSchedule &explicitSchedule,
                                VerifyScope verifyScope, bool report) {
     Scheduler scheduler(module, ActionSpaceConfig::getDefault(), verifyScope);
-    if (windowsRewritten)
-      scheduler.setPrelude(getPolicyWindowSteps());
+    scheduler.setPrelude(frontEndSteps);
     scheduler.initialize();
     if (report) {
       for (const OpRecord &rec : scheduler.getOps())
@@ -233,7 +240,8 @@ struct LinalgRlSchedulePass
   }
 
   std::shared_ptr<OnnxPolicy> policy;
-  bool windowsRewritten = false;
+  /// The front end's passes that ran (dump-schedule's prelude).
+  std::vector<PassStep> frontEndSteps;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 //===- Lowering.cpp - The lowering to LLVM + OpenMP, defined once ---------===//
 #include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -490,7 +491,7 @@ const std::string &getPreparePipeline() {
   static const std::string pipeline =
       "builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,"
       "mlir-rl-conv-to-matmul,mlir-rl-unroll-windows,canonicalize,cse,"
-      "mlir-rl-untie-inits)";
+      "mlir-rl-untie-inits,mlir-rl-pad-to-tiles)";
   return pipeline;
 }
 
@@ -517,17 +518,10 @@ LogicalResult buildPreparePipeline(OpPassManager &pm) {
   return buildPipeline(pm, getPreparePipeline(), "prepare");
 }
 
-/// Runs `build`'s pipeline on `module`, errors collected into `error`.
-static LogicalResult runPipeline(ModuleOp module, std::string &error,
-                                 LogicalResult (*build)(OpPassManager &),
-                                 StringRef what) {
-  registerAllPassesOnce();
+/// Runs `pm` on `module`, errors collected into `error`.
+static LogicalResult runWithDiagnostics(PassManager &pm, ModuleOp module,
+                                        std::string &error, StringRef what) {
   MLIRContext *ctx = module.getContext();
-  PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(build(pm))) {
-    error = ("cannot build the " + what + " pipeline").str();
-    return failure();
-  }
   llvm::raw_string_ostream os(error);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error) {
@@ -542,6 +536,19 @@ static LogicalResult runPipeline(ModuleOp module, std::string &error,
     return failure();
   }
   return success();
+}
+
+/// Runs `build`'s pipeline on `module`, errors collected into `error`.
+static LogicalResult runPipeline(ModuleOp module, std::string &error,
+                                 LogicalResult (*build)(OpPassManager &),
+                                 StringRef what) {
+  registerAllPassesOnce();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  if (failed(build(pm))) {
+    error = ("cannot build the " + what + " pipeline").str();
+    return failure();
+  }
+  return runWithDiagnostics(pm, module, error, what);
 }
 
 LogicalResult prepareModule(ModuleOp module, std::string &error) {
@@ -576,10 +583,16 @@ bool hasPolicyWindowOps(ModuleOp module) {
   return found;
 }
 
-LogicalResult buildPolicyWindowPipeline(OpPassManager &pm) {
+const std::vector<PassStep> &getPadToTilesSteps() {
+  static const std::vector<PassStep> steps = {{"mlir-rl-pad-to-tiles", {}}};
+  return steps;
+}
+
+LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
+                                       ArrayRef<PassStep> steps) {
   std::string text = "builtin.module(func.func(";
   bool first = true;
-  for (const PassStep &step : getPolicyWindowSteps()) {
+  for (const PassStep &step : steps) {
     text += (first ? "" : ",") + step.name;
     first = false;
     if (step.options.empty())
@@ -591,12 +604,48 @@ LogicalResult buildPolicyWindowPipeline(OpPassManager &pm) {
     text += "}";
   }
   text += "))";
-  return buildPipeline(pm, text, "window rewrite");
+  return buildPipeline(pm, text, "policy front end");
 }
 
-LogicalResult rewriteWindowsForPolicy(ModuleOp module, std::string &error) {
-  return runPipeline(module, error, buildPolicyWindowPipeline,
-                     "window rewrite");
+LogicalResult
+applyPolicyFrontEnd(ModuleOp module, const PolicyFrontEndOptions &options,
+                    function_ref<LogicalResult(OpPassManager &)> run,
+                    std::vector<PassStep> &ran, std::string &error) {
+  auto runSteps = [&](ArrayRef<PassStep> steps, StringRef what) {
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (failed(buildPolicyStepsPipeline(pm, steps)) || failed(run(pm))) {
+      if (error.empty())
+        error = what.str() + " failed";
+      return failure();
+    }
+    ran.insert(ran.end(), steps.begin(), steps.end());
+    return success();
+  };
+  if (options.rewriteWindows && hasPolicyWindowOps(module) &&
+      failed(runSteps(getPolicyWindowSteps(),
+                      "rewriting convolutions and poolings for the policy "
+                      "(rewrite-windows)")))
+    return failure();
+  if (options.padToTiles && hasOpsToPad(module) &&
+      failed(runSteps(getPadToTilesSteps(),
+                      "padding odd extents to full tiles (pad-to-tiles)")))
+    return failure();
+  return success();
+}
+
+LogicalResult applyPolicyFrontEnd(ModuleOp module,
+                                  const PolicyFrontEndOptions &options,
+                                  std::vector<PassStep> &ran,
+                                  std::string &error) {
+  registerAllPassesOnce();
+  return applyPolicyFrontEnd(
+      module, options,
+      [&](OpPassManager &steps) {
+        PassManager pm(module.getContext(), ModuleOp::getOperationName());
+        static_cast<OpPassManager &>(pm) = steps;
+        return runWithDiagnostics(pm, module, error, "policy front end");
+      },
+      ran, error);
 }
 
 LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {

@@ -202,7 +202,7 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
         b, loc, anyOp(ctx), root, b.getStrArrayAttr({"func.func"}),
         tr::MatchInterfaceEnumAttr(), DictionaryAttr(), TypeAttr(),
         ArrayAttr());
-    markNext(funcs, "The passes the pass ran first (rewrite-windows).");
+    markNext(funcs, "The passes the pass ran first (its front end: rewrite-windows, pad-to-tiles).");
     Value handle = funcs.getResult();
     for (const PassStep &step : prelude) {
       SmallVector<NamedAttribute> opts;

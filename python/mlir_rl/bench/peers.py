@@ -94,7 +94,8 @@ MODELS_DIR = Path(os.environ.get("MLIR_RL_MODELS_DIR", "runs/models"))
 
 def models_suite() -> list[PeerKernel]:
     """ResNet-18, MobileNetV2 and VGG-11 (224x224 inputs), a BERT-base
-    encoder layer and a GPT-2 block (128 tokens): self-written, seeded
+    encoder layer and a GPT-2 block (128 tokens), a ViT-B/16 block (197
+    tokens): self-written, seeded
     weights, imported to linalg with torch-mlir, each timed whole."""
     import torch
 
@@ -168,12 +169,28 @@ def unseen_suite() -> list[PeerKernel]:
     return [PeerKernel(name, text, *fns[name]) for name, text in texts().items()]
 
 
+def odd_suite() -> list[PeerKernel]:
+    """Matmul-like kernels whose extents no power-of-two tile divides:
+    ViT-B/16's 197 tokens, and sizes with large prime factors."""
+    import torch
+    return [
+        PeerKernel("vit_qkv_matmul_197x2304x768", K.matmul(197, 2304, 768),
+                   lambda a, b: a @ b, lambda a, b: a @ b),
+        PeerKernel("vit_mlp_matmul_197x3072x768", K.matmul(197, 3072, 768),
+                   lambda a, b: a @ b, lambda a, b: a @ b),
+        PeerKernel("vit_attention_bmm_12x197x197x64", K.batch_matmul(12, 197, 197, 64),
+                   torch.bmm, np.matmul),
+        PeerKernel("matmul_131x1000x509", K.matmul(131, 1000, 509),
+                   lambda a, b: a @ b, lambda a, b: a @ b),
+    ]
+
+
 # Suites of imported models: mlir-rl-prepare runs before the pass; the
 # unscheduled baseline is the import as it is.
 PREPARED_SUITES = ("models",)
 
 SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
-          "lqcd": lqcd_suite, "unseen": unseen_suite}
+          "lqcd": lqcd_suite, "unseen": unseen_suite, "odd": odd_suite}
 
 
 @dataclass

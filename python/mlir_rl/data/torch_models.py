@@ -18,7 +18,8 @@ from torch.nn import functional as F
 
 RESOLUTION = 224  # input height/width of the image models (real size)
 SEQUENCE = 128    # tokens of the transformer layers (real size)
-HIDDEN = 768      # BERT-base / GPT-2 small
+HIDDEN = 768      # BERT-base / GPT-2 small / ViT-B
+VIT_TOKENS = 197  # ViT-B/16 on a 224x224 image: 14x14 patches and the class token
 
 
 class BasicBlock(nn.Module):
@@ -152,20 +153,34 @@ class GPT2Block(BertLayer):
         return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
 
 
+class ViTBlock(BertLayer):
+    """A ViT-B/16 encoder block: pre-norm, GELU (erf), on 197 tokens (the
+    196 patches of a 224x224 image and the class token): extents that no
+    power-of-two tile divides."""
+
+    def forward(self, x):
+        x = x + self.attention(self.ln1(x))
+        return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+
 def _image() -> torch.Tensor:
     return torch.zeros(1, 3, RESOLUTION, RESOLUTION)
 
 
-def _tokens() -> torch.Tensor:
+def _tokens(sequence: int = SEQUENCE) -> torch.Tensor:
     # Not zeros: layer norm of a constant row is 0/0-prone and says little.
     g = torch.Generator().manual_seed(1)
-    return torch.randn(1, SEQUENCE, HIDDEN, generator=g)
+    return torch.randn(1, sequence, HIDDEN, generator=g)
+
+
+def _vit_tokens() -> torch.Tensor:
+    return _tokens(VIT_TOKENS)
 
 
 # name -> (constructor, example input)
 MODELS = {"resnet18": (ResNet18, _image), "mobilenet_v2": (MobileNetV2, _image),
           "vgg11": (VGG11, _image), "bert_layer": (BertLayer, _tokens),
-          "gpt2_block": (GPT2Block, _tokens)}
+          "gpt2_block": (GPT2Block, _tokens), "vit_block": (ViTBlock, _vit_tokens)}
 
 
 def build(name: str) -> nn.Module:

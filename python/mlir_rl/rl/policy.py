@@ -279,5 +279,5 @@ def greedy_schedule(actor: Actor, module) -> str:
     with its exported copy: the C++ scheduling loop and decoder, the actor
     only providing logits, on the module as given (no window rewrite: the
     schedule text names its ops). Returns the applied schedule text."""
-    module.schedule_with(as_policy(actor), rewrite_windows=False)
+    module.schedule_with(as_policy(actor), rewrite_windows=False, pad_to_tiles=False)
     return module.schedule

@@ -35,7 +35,7 @@ def random_schedule(module: Module, rng: random.Random) -> str:
     """Uniformly random legal decisions until every op is complete (the C++
     decoder, sampling from uniform logits), on the module as given."""
     module.schedule_with(_uniform, sample=True, seed=rng.getrandbits(63),
-                         rewrite_windows=False)
+                         rewrite_windows=False, pad_to_tiles=False)
     return module.schedule
 
 
@@ -175,7 +175,7 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
             extra = []
             if cfg.policy is not None:
                 pm = Module.parse(text, name)
-                pm.schedule_with_policy(cfg.policy, rewrite_windows=False)
+                pm.schedule_with_policy(cfg.policy, rewrite_windows=False, pad_to_tiles=False)
                 extra.append(pm.schedule)
             r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
                        candidates=extra)

@@ -25,8 +25,9 @@ LogicalResult buildLoweringPipeline(OpPassManager &pm);
 LogicalResult lowerToLLVM(ModuleOp module, std::string &error);
 
 /// The front end for imported IR as text (also registered as
-/// `mlir-rl-prepare`): elementwise fusion, canonicalization, CSE, one init
-/// per consumer. Run before scheduling.
+/// `mlir-rl-prepare`): elementwise fusion, canonicalization, CSE,
+/// convolutions as im2col + matmul, windows unrolled, one init per consumer,
+/// odd extents padded to full tiles. Run before scheduling.
 const std::string &getPreparePipeline();
 
 /// Adds the prepare pipeline to `pm` (anchored on builtin.module).
@@ -35,22 +36,43 @@ LogicalResult buildPreparePipeline(OpPassManager &pm);
 /// Runs the prepare pipeline on `module` in place.
 LogicalResult prepareModule(ModuleOp module, std::string &error);
 
-/// The passes that put a module's windowed ops (2-D convolutions, poolings,
-/// NCHW depthwise convolutions) into the forms the policy schedules, before
-/// linalg-rl-schedule asks it (rewrite-windows): pass name and options, in
-/// order, run on each func.func, as the pass runs them and as
-/// dump-schedule's script replays them.
+/// A pass of the policy's front end: name and options, run on each
+/// func.func, as linalg-rl-schedule runs it and as dump-schedule's script
+/// replays it.
 struct PassStep {
   std::string name;
   std::vector<std::pair<std::string, bool>> options;
 };
+/// The passes that put a module's windowed ops (2-D convolutions, poolings,
+/// NCHW depthwise convolutions) into the forms the policy schedules
+/// (rewrite-windows), in order.
 const std::vector<PassStep> &getPolicyWindowSteps();
 /// Whether `module` has an op that getPolicyWindowSteps rewrites.
 bool hasPolicyWindowOps(ModuleOp module);
-/// Adds getPolicyWindowSteps to `pm` (anchored on builtin.module).
-LogicalResult buildPolicyWindowPipeline(OpPassManager &pm);
-/// Runs them on `module` in place.
-LogicalResult rewriteWindowsForPolicy(ModuleOp module, std::string &error);
+/// The pass that pads odd extents to full tiles (pad-to-tiles).
+const std::vector<PassStep> &getPadToTilesSteps();
+/// Adds `steps` to `pm` (anchored on builtin.module).
+LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
+                                       ArrayRef<PassStep> steps);
+
+/// What linalg-rl-schedule does before it asks the policy.
+struct PolicyFrontEndOptions {
+  bool rewriteWindows = true;
+  bool padToTiles = true;
+};
+/// Runs the policy's front end on `module`: the window steps where it has
+/// windowed ops, then the padding where it has ops to pad. `run` runs a
+/// pipeline on `module` (a pass's runPipeline); `ran` gets the steps that
+/// ran, in order (dump-schedule's prelude). Fails with `error` set.
+LogicalResult
+applyPolicyFrontEnd(ModuleOp module, const PolicyFrontEndOptions &options,
+                    function_ref<LogicalResult(OpPassManager &)> run,
+                    std::vector<PassStep> &ran, std::string &error);
+/// The same, with a pass manager of its own (outside a pass).
+LogicalResult applyPolicyFrontEnd(ModuleOp module,
+                                  const PolicyFrontEndOptions &options,
+                                  std::vector<PassStep> &ran,
+                                  std::string &error);
 
 } // namespace mlir::rl
 

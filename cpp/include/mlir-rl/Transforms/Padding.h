@@ -1,0 +1,47 @@
+//===- Padding.h - Extents padded to full tiles -----------------*- C++ -*-===//
+//
+// The scheduler's tile sizes are powers of two, and a size must divide its
+// loop (legality v3): a loop of 197 iterations can only be tiled by 1 and is
+// then scheduled far worse than one of 192 or 256 (a 197x768x3072 matmul ran
+// 79 ms against 6.5 ms when padded to 256 rows). mlir-rl-conv-to-matmul pads
+// the matmuls it makes; mlir-rl-pad-to-tiles pads other ops, where padding
+// pays. Both accept a padded extent by the same rule.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_TRANSFORMS_PADDING_H
+#define MLIR_RL_TRANSFORMS_PADDING_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::rl {
+
+/// Whether computing `padded` iterations instead of `extent` is worth full
+/// tiles: at most 1/3 more.
+inline bool isPaddingCheapEnough(int64_t padded, int64_t extent) {
+  return 3 * (padded - extent) <= extent;
+}
+
+/// The loop extents mlir-rl-pad-to-tiles gives `op` (one per loop), or
+/// nothing when it leaves `op` alone. It pads ops with a reduction of at
+/// least 16 iterations whose indexing maps are projected permutations, with
+/// static shapes, tensor semantics and an arith/math body without
+/// linalg.index or integer division (the padded iterations compute on
+/// zeros): each parallel loop of 16 or more iterations that 32 does not
+/// divide, to a multiple of the largest power of two from 64 down to 8 that
+/// is cheap enough (isPaddingCheapEnough), and for a contraction (zeros add
+/// nothing) each reduction loop of 16 or more that 8 does not divide, to a
+/// multiple of 8. Only where every input it pads is reused at least 16
+/// times (a matrix-vector product or a plain reduction would pay a copy of
+/// its input for nothing).
+std::optional<SmallVector<int64_t>> getTilePadding(linalg::LinalgOp op);
+
+/// Whether `module` has an op that getTilePadding pads.
+bool hasOpsToPad(ModuleOp module);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_TRANSFORMS_PADDING_H

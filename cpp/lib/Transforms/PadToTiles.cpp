@@ -1,0 +1,303 @@
+//===- PadToTiles.cpp - Odd extents padded to full tiles ------------------===//
+//
+// An op whose loops the scheduler's power-of-two tiles do not divide is
+// computed on inputs padded with zeros and its result sliced back (see
+// Padding.h for which ops and extents). The padded op replaces the original
+// in place, so op ids do not change; its init is made at the padded size
+// where that costs nothing (a fill, an empty tensor, or an elementwise
+// producer used only there, such as a broadcast bias, is re-created padded),
+// else padded as the inputs are.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Padding.h"
+#include "mlir-rl/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::rl {
+#define GEN_PASS_DEF_PADTOTILES
+#include "mlir-rl/Transforms/Passes.h.inc"
+} // namespace mlir::rl
+
+using namespace mlir;
+using mlir::rl::isPaddingCheapEnough;
+
+namespace {
+
+constexpr int64_t kMinExtent = 16;
+constexpr int64_t kMinReuse = 16;
+
+/// A body the padded iterations can run: arith and math only, no integer
+/// division (a zero divisor is undefined), no linalg.index (the padded
+/// iterations would see indices past the original extents).
+bool hasPaddableBody(linalg::LinalgOp op) {
+  for (Operation &o : op.getBlock()->without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(o.getDialect()))
+      return false;
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(o))
+      return false;
+  }
+  return true;
+}
+
+/// Ops whose accesses are plain loop dimensions, with static tensor shapes.
+bool hasPaddableAccesses(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op->getNumResults() == 0)
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType())) {
+      if (op.isDpsInit(&operand) ||
+          !operand.get().getType().isIntOrIndexOrFloat())
+        return false;
+      continue;
+    }
+    if (!op.getMatchingIndexingMap(&operand).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return false;
+  }
+  return true;
+}
+
+/// `operand`'s shape with `extents` (one per loop of its op).
+SmallVector<int64_t> shapeFor(linalg::LinalgOp op, OpOperand &operand,
+                              ArrayRef<int64_t> extents) {
+  auto type = cast<RankedTensorType>(operand.get().getType());
+  SmallVector<int64_t> shape(type.getShape());
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  for (auto [i, expr] : llvm::enumerate(map.getResults()))
+    shape[i] = extents[cast<AffineDimExpr>(expr).getPosition()];
+  return shape;
+}
+
+/// `v` padded with zeros at the end of each dimension up to `type`.
+Value padWithZeros(RewriterBase &rewriter, Location loc, Value v,
+                   RankedTensorType type) {
+  if (v.getType() == type)
+    return v;
+  Value zero = arith::ConstantOp::create(
+      rewriter, loc,
+      cast<TypedAttr>(rewriter.getZeroAttr(type.getElementType())));
+  return tensor::createPadHighOp(type, v, zero, /*nofold=*/false, loc,
+                                 rewriter);
+}
+
+Value padInit(RewriterBase &rewriter, Location loc, Value init,
+              RankedTensorType type, SmallVectorImpl<Operation *> &dead);
+
+/// The empty tensors `op` writes into.
+SmallVector<Operation *> emptyInits(linalg::LinalgOp op) {
+  llvm::SetVector<Operation *> inits;
+  for (Value init : op.getDpsInits())
+    if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
+      inits.insert(empty);
+  return inits.takeVector();
+}
+
+/// Erases, in order, those of `ops` that nothing uses any more.
+void eraseUnused(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> erased;
+  for (Operation *op : ops)
+    if (!erased.contains(op) && op->use_empty()) {
+      erased.insert(op);
+      rewriter.eraseOp(op);
+    }
+}
+
+/// Clones `op` (in place of it) on operands padded to `extents`; returns
+/// the padded op. Inputs are padded with zeros, inits by padInit. Ops that
+/// the original's replacement will leave unused are added to `dead`.
+Operation *clonePadded(RewriterBase &rewriter, linalg::LinalgOp op,
+                       ArrayRef<int64_t> extents,
+                       SmallVectorImpl<Operation *> &dead) {
+  Location loc = op.getLoc();
+  SmallVector<Value> operands;
+  SmallVector<Type> resultTypes;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value v = operand.get();
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type) {
+      operands.push_back(v);
+      continue;
+    }
+    auto padded = RankedTensorType::get(shapeFor(op, operand, extents),
+                                        type.getElementType(),
+                                        type.getEncoding());
+    rewriter.setInsertionPoint(op);
+    if (op.isDpsInit(&operand)) {
+      operands.push_back(padInit(rewriter, loc, v, padded, dead));
+      resultTypes.push_back(padded);
+    } else {
+      operands.push_back(padWithZeros(rewriter, loc, v, padded));
+    }
+  }
+  rewriter.setInsertionPoint(op);
+  return clone(rewriter, op, resultTypes, operands);
+}
+
+/// An init of `type` (padded) whose first elements are `init`'s; the padded
+/// part is never read back, so a producer that costs as much as a copy is
+/// re-created at the padded size.
+Value padInit(RewriterBase &rewriter, Location loc, Value init,
+              RankedTensorType type, SmallVectorImpl<Operation *> &dead) {
+  if (init.getType() == type)
+    return init;
+  Operation *def = init.getDefiningOp();
+  if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def)) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(empty);
+    return tensor::EmptyOp::create(rewriter, empty.getLoc(), type.getShape(),
+                                   type.getElementType(), type.getEncoding());
+  }
+  auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
+  if (producer && init.hasOneUse() && producer->getNumResults() == 1 &&
+      producer.getNumLoops() == producer.getNumParallelLoops() &&
+      hasPaddableAccesses(producer) && hasPaddableBody(producer) &&
+      producer.getIndexingMapMatchingResult(cast<OpResult>(init))
+          .isIdentity()) {
+    // Each input it pads must be small next to the init (a broadcast bias).
+    SmallVector<int64_t> extents(type.getShape());
+    bool cheap = true;
+    for (OpOperand *in : producer.getDpsInputOperands()) {
+      auto inType = dyn_cast<RankedTensorType>(in->get().getType());
+      if (!inType)
+        continue;
+      SmallVector<int64_t> shape = shapeFor(producer, *in, extents);
+      if (ArrayRef<int64_t>(shape) != inType.getShape() &&
+          inType.getNumElements() * kMinReuse > type.getNumElements())
+        cheap = false;
+    }
+    if (cheap) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Operation *padded = clonePadded(rewriter, producer, extents, dead);
+      dead.push_back(producer);
+      llvm::append_range(dead, emptyInits(producer));
+      return padded->getResult(0);
+    }
+  }
+  return padWithZeros(rewriter, loc, init, type);
+}
+
+/// Replaces `op` by its padded clone and slices of its results.
+void padOp(RewriterBase &rewriter, linalg::LinalgOp op,
+           ArrayRef<int64_t> extents) {
+  SmallVector<Operation *> dead;
+  Operation *padded = clonePadded(rewriter, op, extents, dead);
+  llvm::append_range(dead, emptyInits(op));
+  rewriter.setInsertionPointAfter(padded);
+  SmallVector<Value> results;
+  for (auto [old, now] : llvm::zip(op->getResults(), padded->getResults())) {
+    auto type = cast<RankedTensorType>(old.getType());
+    if (now.getType() == type) {
+      results.push_back(now);
+      continue;
+    }
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t size : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    results.push_back(tensor::ExtractSliceOp::create(
+        rewriter, op.getLoc(), now, zeros, sizes, ones));
+  }
+  rewriter.replaceOp(op, results);
+  eraseUnused(rewriter, dead);
+}
+
+/// The extent a parallel loop is padded to (see getTilePadding).
+int64_t paddedParallelExtent(int64_t extent) {
+  if (extent < kMinExtent || extent % 32 == 0)
+    return extent;
+  for (int64_t m = 64; m >= 8; m /= 2) {
+    int64_t padded = llvm::divideCeil(extent, m) * m;
+    if (isPaddingCheapEnough(padded, extent))
+      return padded;
+  }
+  return extent;
+}
+
+/// The extent a contraction's reduction loop is padded to.
+int64_t paddedReductionExtent(int64_t extent) {
+  if (extent < kMinExtent || extent % 8 == 0)
+    return extent;
+  int64_t padded = llvm::divideCeil(extent, 8) * 8;
+  return isPaddingCheapEnough(padded, extent) ? padded : extent;
+}
+
+struct PadToTilesPass : public mlir::rl::impl::PadToTilesBase<PadToTilesPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> ops;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (std::optional<SmallVector<int64_t>> extents =
+              mlir::rl::getTilePadding(op))
+        ops.push_back({op, std::move(*extents)});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, extents] : ops)
+      padOp(rewriter, op, extents);
+  }
+};
+
+} // namespace
+
+std::optional<SmallVector<int64_t>>
+mlir::rl::getTilePadding(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || !hasPaddableAccesses(op) ||
+      !hasPaddableBody(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t reductionIterations = 1;
+  for (auto [range, iterator] : llvm::zip(ranges, iterators))
+    if (iterator == utils::IteratorType::reduction)
+      reductionIterations *= range;
+  if (reductionIterations < kMinReuse)
+    return std::nullopt;
+  bool contraction = linalg::isaContractionOpInterface(op);
+  SmallVector<int64_t> extents(ranges);
+  for (auto [extent, iterator] : llvm::zip(extents, iterators)) {
+    if (iterator == utils::IteratorType::parallel)
+      extent = paddedParallelExtent(extent);
+    else if (contraction)
+      extent = paddedReductionExtent(extent);
+  }
+  if (extents == ranges)
+    return std::nullopt;
+  int64_t iterations = 1;
+  for (int64_t extent : extents)
+    iterations *= extent;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!type)
+      continue;
+    SmallVector<int64_t> shape = shapeFor(op, *in, extents);
+    if (ArrayRef<int64_t>(shape) == type.getShape())
+      continue;
+    int64_t elements = 1;
+    for (int64_t size : shape)
+      elements *= size;
+    if (elements * kMinReuse > iterations)
+      return std::nullopt;
+  }
+  return extents;
+}
+
+bool mlir::rl::hasOpsToPad(ModuleOp module) {
+  bool found = false;
+  module.walk([&](linalg::LinalgOp op) {
+    if (!getTilePadding(op))
+      return WalkResult::advance();
+    found = true;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
