@@ -128,3 +128,12 @@ def test_large_vector_tiles_run():
         ref, out = ex.measure(text, "", timeout_s=120)
         m, _ = ex.measure(text, "1: T(4,8,64) V", timeout_s=120, reference=out)
         assert m.status == "ok", m.detail
+
+
+def test_the_compiler_fingerprint_covers_the_compiled_code(monkeypatch):
+    """A pass's code can change without the pipeline's text: the memo must
+    not hand back times measured through the old code."""
+    from mlir_rl.measure import measurer
+    before = measurer.compiler_fingerprint()
+    monkeypatch.setattr(measurer, "build_fingerprint", lambda: "another build")
+    assert measurer.compiler_fingerprint() != before

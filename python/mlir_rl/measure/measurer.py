@@ -8,8 +8,10 @@ evaluation and the demonstrations of fine-tuning all measure through it.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 from mlir_rl.measure.executor import ExecConfig, Executor
@@ -31,13 +33,23 @@ class MeasureConfig:
     """SQLite memo of measurements (None: measure everything)."""
 
 
+@functools.lru_cache(maxsize=1)
+def build_fingerprint() -> str:
+    """The compiled code that measurements run through (the bindings'
+    library, with the scheduler and our lowering passes linked in): a change
+    of a pass's code changes it even when the pipeline's text stays the
+    same. About 1 MB, hashed once per process."""
+    from mlir_rl import _core
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:16]
+
+
 def compiler_fingerprint() -> str:
-    """What else a time depends on: mlir-rl's version, the lowering pipeline,
-    the observation layout and the legality config."""
+    """What else a time depends on: mlir-rl's version and build, the lowering
+    pipeline, the observation layout and the legality config."""
     import mlir_rl
     from mlir_rl.core import layout, legality, lowering_pipeline
-    text = "|".join([mlir_rl.__version__, lowering_pipeline(), layout().hash,
-                     legality()["hash"]])
+    text = "|".join([mlir_rl.__version__, build_fingerprint(), lowering_pipeline(),
+                     layout().hash, legality()["hash"]])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

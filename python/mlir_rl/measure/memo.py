@@ -2,8 +2,9 @@
 
 Key: (module hash, canonical schedule, host fingerprint, measurement
 context). The context names everything else a time depends on: runs,
-warm-up, seed, threads, and the compiler (mlir-rl's version, the lowering
-pipeline, the observation layout and the legality config). A row is
+warm-up, seed, threads, and the compiler (mlir-rl's version, a hash of its
+compiled library, the lowering pipeline, the observation layout and the
+legality config). A row is
 committed as soon as it is measured, so a training killed with SIGKILL
 loses no committed measurement, and later trainings reuse them.
 """
