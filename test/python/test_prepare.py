@@ -82,6 +82,18 @@ def _outputs(text: str, threads: int = 1):
     return mlir_rl.Module.parse(text).time(runs=1, warmup=0, threads=threads, seed=3).outputs
 
 
+def _assert_same_outputs(text: str, after: str) -> None:
+    """``after`` (``text`` rewritten) computes what ``text`` does, as it is
+    and scheduled by the policy."""
+    ref = _outputs(text)
+    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
+    assert ok, err
+    m = mlir_rl.Module.parse(after)
+    m.schedule_with_policy()
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
+    assert ok, (m.schedule, err)
+
+
 def _names(text: str) -> list[str]:
     return [o.name for o in mlir_rl.Module.parse(text).ops()]
 
@@ -243,13 +255,7 @@ def _check_im2col(conv, text: str, after: str, copies_per_conv) -> None:
     # is padded to a multiple of 8.
     copy_free = k == 1 and stride == 1 and (c * k * k) % 8 == 0 and (out * out) % 8 == 0
     assert len(copies) == (0 if copy_free else copies_per_conv(k))
-    ref = _outputs(text)
-    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
-    assert ok, err
-    m = mlir_rl.Module.parse(after)
-    m.schedule_with_policy()
-    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
-    assert ok, err
+    _assert_same_outputs(text, after)
 
 
 @pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
@@ -314,13 +320,7 @@ def test_depthwise_and_pooling_become_elementwise_with_equal_outputs(window):
     assert "linalg.depthwise" not in after and "linalg.pooling" not in after
     ops = mlir_rl.Module.parse(after).ops()
     assert all("r" not in o.iterators for o in ops), [o.iterators for o in ops]
-    ref = _outputs(text)
-    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
-    assert ok, err
-    m = mlir_rl.Module.parse(after)
-    m.schedule_with_policy()
-    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
-    assert ok, (m.schedule, err)
+    _assert_same_outputs(text, after)
 
 
 @pytest.mark.parametrize("text", [
@@ -350,10 +350,4 @@ def test_unrolled_nhwc_depthwise_keeps_its_outputs(window, mlir_rl_opt):
         [mlir_rl_opt, "-p", "builtin.module(mlir-rl-unroll-windows{nhwc-depthwise=true},"
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
     assert "linalg.depthwise" not in after
-    ref = _outputs(text)
-    ok, err = mlir_rl.outputs_match(_outputs(after), ref)
-    assert ok, err
-    m = mlir_rl.Module.parse(after)
-    m.schedule_with_policy()
-    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=1, seed=3).outputs, ref)
-    assert ok, (m.schedule, err)
+    _assert_same_outputs(text, after)

@@ -259,13 +259,8 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     Value dest = full;
     if (padded) {
       full = linalg::FillOp::create(rewriter, loc, zero(), full).getResult(0);
-      SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t size : colShape)
-        sizes.push_back(rewriter.getIndexAttr(size));
-      dest = tensor::ExtractSliceOp::create(rewriter, loc, full, zeros, sizes,
-                                            ones);
+      dest = rl::sliceOfPadded(rewriter, loc, full,
+                               RankedTensorType::get(colShape, elt));
     }
     // An all-parallel generic copying `in` (read through `inExprs` of the
     // copy's loops) into `out`.
@@ -396,15 +391,8 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       });
   Value result = tensor::ExpandShapeOp::create(
       rewriter, loc, paddedOutType, matmul.getResult(0), outRe);
-  if (padded) {
-    SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> ones(4, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t size : outType.getShape())
-      sizes.push_back(rewriter.getIndexAttr(size));
-    result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros, sizes,
-                                            ones);
-  }
+  if (padded)
+    result = rl::sliceOfPadded(rewriter, loc, result, outType);
   rewriter.replaceOp(op, result);
   return matmul.getOperation();
 }

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -200,14 +202,8 @@ void padOp(RewriterBase &rewriter, linalg::LinalgOp op,
       results.push_back(now);
       continue;
     }
-    int64_t rank = type.getRank();
-    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t size : type.getShape())
-      sizes.push_back(rewriter.getIndexAttr(size));
-    results.push_back(tensor::ExtractSliceOp::create(
-        rewriter, op.getLoc(), now, zeros, sizes, ones));
+    results.push_back(
+        mlir::rl::sliceOfPadded(rewriter, op.getLoc(), now, type));
   }
   rewriter.replaceOp(op, results);
   eraseUnused(rewriter, dead);
@@ -249,6 +245,16 @@ struct PadToTilesPass : public mlir::rl::impl::PadToTilesBase<PadToTilesPass> {
 
 } // namespace
 
+Value mlir::rl::sliceOfPadded(OpBuilder &b, Location loc, Value padded,
+                              RankedTensorType type) {
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(
+      b, loc, padded, zeros, getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+      ones);
+}
+
 std::optional<SmallVector<int64_t>>
 mlir::rl::getTilePadding(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0 || !hasPaddableAccesses(op) ||
@@ -256,11 +262,11 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  int64_t reductionIterations = 1;
+  SmallVector<int64_t> reductionRanges;
   for (auto [range, iterator] : llvm::zip(ranges, iterators))
     if (iterator == utils::IteratorType::reduction)
-      reductionIterations *= range;
-  if (reductionIterations < kMinReuse)
+      reductionRanges.push_back(range);
+  if (computeProduct(reductionRanges) < kMinReuse)
     return std::nullopt;
   bool contraction = linalg::isaContractionOpInterface(op);
   SmallVector<int64_t> extents(ranges);
@@ -272,9 +278,7 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
   }
   if (extents == ranges)
     return std::nullopt;
-  int64_t iterations = 1;
-  for (int64_t extent : extents)
-    iterations *= extent;
+  int64_t iterations = computeProduct(extents);
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(in->get().getType());
     if (!type)
@@ -282,10 +286,7 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
     SmallVector<int64_t> shape = shapeFor(op, *in, extents);
     if (ArrayRef<int64_t>(shape) == type.getShape())
       continue;
-    int64_t elements = 1;
-    for (int64_t size : shape)
-      elements *= size;
-    if (elements * kMinReuse > iterations)
+    if (computeProduct(shape) * kMinReuse > iterations)
       return std::nullopt;
   }
   return extents;

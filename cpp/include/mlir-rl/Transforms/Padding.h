@@ -25,6 +25,11 @@ inline bool isPaddingCheapEnough(int64_t padded, int64_t extent) {
   return 3 * (padded - extent) <= extent;
 }
 
+/// The leading part of `padded` (a tensor padded at the end of its
+/// dimensions) of `type`'s shape: how both passes slice a padded result back.
+Value sliceOfPadded(OpBuilder &b, Location loc, Value padded,
+                    RankedTensorType type);
+
 /// The loop extents mlir-rl-pad-to-tiles gives `op` (one per loop), or
 /// nothing when it leaves `op` alone. It pads ops with a reduction of at
 /// least 16 iterations whose indexing maps are projected permutations, with
