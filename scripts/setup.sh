@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-PKGS="mlir-22-tools libmlir-22-dev llvm-22-dev libomp-22-dev clang-22 cmake ninja-build python3-venv python3-dev"
+PKGS="mlir-22-tools libmlir-22-dev llvm-22-dev libomp-22-dev clang-22 libsqlite3-dev cmake ninja-build python3-venv python3-dev"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

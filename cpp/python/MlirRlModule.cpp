@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Program.h"
+#include "mlir-rl/Tuning/Measure.h"
+#include "mlir-rl/Tuning/TuningDb.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -389,6 +391,44 @@ NB_MODULE(_core, m) {
         "Where the pass looks for the policy when model= is not given.");
   m.def("default_ort_library", &getDefaultOrtLibrary,
         "The ONNX Runtime library the pass loads when ort-lib= is not given.");
+  m.def(
+      "tuning_db_export",
+      [](const std::string &path, bool withUnits) {
+        std::string error;
+        std::unique_ptr<mlir::rl::TuningDb> db =
+            mlir::rl::TuningDb::open(path, error);
+        if (!db)
+          throw nb::value_error(error.c_str());
+        return db->exportJson(withUnits);
+      },
+      "path"_a, "with_units"_a = false,
+      "The winners of a tuning database as a JSON array (signature, host, "
+      "context, op, schedule, median_s, baseline_s, candidates, "
+      "measurements; unit: the op's unit text).");
+  m.def(
+      "tuning_db_merge",
+      [](const std::string &into, const std::string &from) {
+        std::string error;
+        std::unique_ptr<mlir::rl::TuningDb> db =
+            mlir::rl::TuningDb::open(into, error);
+        if (!db)
+          throw nb::value_error(error.c_str());
+        mlir::FailureOr<int64_t> n = db->merge(from, error);
+        if (mlir::failed(n))
+          throw nb::value_error(
+              ("merging " + from + " into " + into + ": " + error).c_str());
+        return *n;
+      },
+      "into"_a, "other"_a,
+      "Copies another tuning database's entries in (each host's apart; on "
+      "a conflict the faster winner stays); returns the winners added or "
+      "replaced.");
+  m.def("tuning_host", &mlir::rl::getTuningHost,
+        "The host part of the tuning database's keys.");
+  m.def("tuning_context", &mlir::rl::getTuningContext, "threads"_a,
+        "The context part of the tuning database's keys.");
+  m.def("measure_tool", &mlir::rl::findMeasureTool,
+        "The measurement helper (mlir-rl-measure) search=K runs.");
   m.def("lowering_pipeline", &getLoweringPipelineText,
         "The textual lowering pipeline (registered as mlir-rl-lower).");
   m.def("prepare_pipeline", &getPreparePipelineText,

@@ -1,6 +1,7 @@
 //===- Decoding.cpp - Logits and indices to steps -------------------------===//
 #include "mlir-rl/ActionSpace/Decoding.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlir::rl {
@@ -70,6 +71,120 @@ Step decodeStep(linalg::LinalgOp op, const OpScheduleState &state,
   }
   step.action.kind = ActionKind::NoTransformation;
   return step;
+}
+
+/// Log-softmax of `logits` over the allowed choices (-inf elsewhere).
+static std::vector<double> maskedLogSoftmax(ArrayRef<float> logits,
+                                            ArrayRef<uint8_t> allowed) {
+  double top = -INFINITY;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    if (allowed[i])
+      top = std::max(top, (double)logits[i]);
+  double sum = 0;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    if (allowed[i])
+      sum += std::exp((double)logits[i] - top);
+  std::vector<double> out(allowed.size(), -INFINITY);
+  for (size_t i = 0; i < allowed.size(); ++i)
+    if (allowed[i])
+      out[i] = (double)logits[i] - top - std::log(sum);
+  return out;
+}
+
+/// Indices of the finite entries of `logProbs`, most likely first (ties to
+/// the lowest index, as decoding breaks them).
+static std::vector<int> rankIndices(ArrayRef<double> logProbs) {
+  std::vector<int> order;
+  for (int i = 0; i < (int)logProbs.size(); ++i)
+    if (std::isfinite(logProbs[i]))
+      order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return logProbs[a] > logProbs[b];
+  });
+  return order;
+}
+
+std::vector<RankedStep> rankSteps(linalg::LinalgOp op,
+                                  const OpScheduleState &state,
+                                  bool hasProducer, const ActionMasks &masks,
+                                  const PolicyLogits &logits,
+                                  const ActionSpaceConfig &config, int limit) {
+  const FeatureLayout &layout = config.layout;
+  const int N = layout.maxLoops, M = layout.numTileSizes;
+  std::vector<RankedStep> out;
+  std::vector<double> pointerLp =
+      maskedLogSoftmax(logits.pointer, masks.pointer);
+  auto addPointers = [&](double base) {
+    for (int p : rankIndices(pointerLp)) {
+      RankedStep r;
+      r.step.isPointer = true;
+      r.step.pointer = p;
+      r.logProb = base + pointerLp[p];
+      out.push_back(r);
+    }
+  };
+  if (state.inInterchange()) {
+    addPointers(0);
+  } else {
+    int numLoops = std::min<int>(op.getNumLoops(), N);
+    std::vector<double> kindLp = maskedLogSoftmax(logits.kind, masks.kind);
+    auto addIfLegal = [&](const Action &action, double logProb) {
+      std::string reason;
+      if (failed(verifyAction(op, state, hasProducer, action, masks, config,
+                              reason)))
+        return;
+      for (const RankedStep &r : out)
+        if (!r.step.isPointer && r.step.action == action)
+          return;
+      RankedStep r;
+      r.step.action = action;
+      r.logProb = logProb;
+      out.push_back(r);
+    };
+    for (int k : rankIndices(kindLp)) {
+      Action action;
+      action.kind = (ActionKind)k;
+      const ActionKindInfo &info = action.info();
+      if (info.params == ActionParams::Permutation) {
+        addPointers(kindLp[k]);
+        continue;
+      }
+      if (!info.isTiled()) {
+        addIfLegal(action, kindLp[k]);
+        continue;
+      }
+      // Most likely sizes, then each loop's second most likely instead.
+      std::vector<std::vector<double>> loopLp;
+      std::vector<std::vector<int>> loopRank;
+      double base = kindLp[k];
+      for (int l = 0; l < numLoops; ++l) {
+        ArrayRef<float> row(logits.tile.data() + (k * N + l) * M, M);
+        ArrayRef<uint8_t> allowed(masks.tileRow(action.kind, l), M);
+        loopLp.push_back(maskedLogSoftmax(row, allowed));
+        loopRank.push_back(rankIndices(loopLp.back()));
+        int c = loopRank.back().empty() ? 0 : loopRank.back()[0];
+        action.sizes.push_back(layout.tileCandidates[c]);
+        if (!loopRank.back().empty())
+          base += loopLp.back()[c];
+      }
+      addIfLegal(action, base);
+      for (int l = 0; l < numLoops; ++l) {
+        if (loopRank[l].size() < 2)
+          continue;
+        Action variant = action;
+        int best = loopRank[l][0], second = loopRank[l][1];
+        variant.sizes[l] = layout.tileCandidates[second];
+        addIfLegal(variant, base - loopLp[l][best] + loopLp[l][second]);
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedStep &a, const RankedStep &b) {
+                     return a.logProb > b.logProb;
+                   });
+  if (limit >= 0 && (int)out.size() > limit)
+    out.resize(limit);
+  return out;
 }
 
 StepIndices encodeStep(const Step &step, const FeatureLayout &layout) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -328,6 +329,40 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   }
   freeAll();
   return timing;
+}
+
+bool outputsMatch(const std::vector<HostTensor> &actual,
+                  const std::vector<HostTensor> &expected, double &maxError,
+                  double rtol, double atolScale) {
+  maxError = 0;
+  if (actual.size() != expected.size()) {
+    maxError = INFINITY;
+    return false;
+  }
+  bool ok = true;
+  for (auto [a, e] : llvm::zip(actual, expected)) {
+    if (a.shape != e.shape || a.data.size() != e.data.size()) {
+      maxError = INFINITY;
+      return false;
+    }
+    double largest = 1.0;
+    for (double v : e.data)
+      largest = std::max(largest, std::fabs(v));
+    double atol = atolScale * largest;
+    for (size_t i = 0; i < a.data.size(); ++i) {
+      double diff = std::fabs(a.data[i] - e.data[i]);
+      if (std::isnan(diff)) {
+        // NaN equals NaN only where both are NaN (numpy's allclose: never).
+        maxError = INFINITY;
+        ok = false;
+        continue;
+      }
+      maxError = std::max(maxError, diff);
+      if (diff > atol + rtol * std::fabs(e.data[i]))
+        ok = false;
+    }
+  }
+  return ok;
 }
 
 } // namespace mlir::rl

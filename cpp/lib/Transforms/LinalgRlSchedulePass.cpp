@@ -16,6 +16,7 @@
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
+#include "mlir-rl/Tuning/Tuner.h"
 
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/IR/Diagnostics.h"
@@ -204,8 +205,53 @@ struct LinalgRlSchedulePass
                          PolicyLogits &logits, std::string &err) {
       return policy->run(obs, mask, logits, err);
     };
-    if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
-                                            error))) {
+    if (search < 0 || budgetMs < 0 || threads < 0) {
+      module.emitError() << "linalg-rl-schedule: search, budget-ms and "
+                            "threads must not be negative";
+      scheduler.removeTags();
+      return failure();
+    }
+    if ((search > 0 || !tuningDb.empty()) && sample) {
+      module.emitError() << "linalg-rl-schedule: sample=true does not go "
+                            "with search or tuning-db (they apply measured "
+                            "schedules)";
+      scheduler.removeTags();
+      return failure();
+    }
+    if (search > 0 || !tuningDb.empty()) {
+      TuningOptions tuning;
+      tuning.search = search;
+      tuning.dbPath = tuningDb;
+      tuning.budgetMs = budgetMs;
+      tuning.threads = threads;
+      tuning.measure.tool = measureTool;
+      TuningStats tuningStats;
+      emitRemark(module.getLoc())
+          << "linalg-rl-schedule: tuning "
+          << scheduler.getTraversalOrder().size() << " ops (search="
+          << (int)search
+          << (tuningDb.empty() ? "" : ", tuning-db=" + std::string(tuningDb))
+          << ")";
+      auto report = [&](int64_t id, const std::string &line) {
+        const OpRecord *rec = scheduler.getRecord(id);
+        emitRemark(rec ? Location(rec->loc) : module.getLoc())
+            << "linalg-rl-schedule: " << line;
+      };
+      if (failed(tuneWithPolicy(scheduler, runPolicy, tuning, tuningStats,
+                                stats, report, error))) {
+        module.emitError() << "linalg-rl-schedule: " << error;
+        scheduler.removeTags();
+        return failure();
+      }
+      emitRemark(module.getLoc())
+          << "linalg-rl-schedule: tuned " << tuningStats.ops << " ops: "
+          << tuningStats.searched << " searched ("
+          << tuningStats.measurements << " candidates measured in "
+          << tuningStats.processes << " helper processes), "
+          << tuningStats.fromDb << " from the tuning database, "
+          << tuningStats.policyOnly << " by the policy alone";
+    } else if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
+                                                   error))) {
       module.emitError() << "linalg-rl-schedule: " << error;
       scheduler.removeTags();
       return failure();

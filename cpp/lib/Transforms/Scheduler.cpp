@@ -569,44 +569,55 @@ LogicalResult Scheduler::scheduleWithPolicy(PolicyFn policy,
                                             const PolicyRunOptions &options,
                                             PolicyStats &stats,
                                             std::string &error) {
-  using Clock = std::chrono::steady_clock;
   std::mt19937_64 rng(options.seed);
+  for (int64_t id : getTraversalOrder())
+    if (failed(scheduleOpWithPolicy(id, policy, options, rng, stats, error)))
+      return failure();
+  return success();
+}
+
+LogicalResult Scheduler::scheduleOpWithPolicy(int64_t id, PolicyFn policy,
+                                              const PolicyRunOptions &options,
+                                              std::mt19937_64 &rng,
+                                              PolicyStats &stats,
+                                              std::string &error) {
+  using Clock = std::chrono::steady_clock;
   const int maxSteps = config.layout.getMaxStepsPerOp();
-  for (int64_t id : getTraversalOrder()) {
-    ++stats.ops;
-    for (int step = 0; step < maxSteps && !ops[id].state.done; ++step) {
-      linalg::LinalgOp op = lookup(id);
-      if (!op)
-        break;
-      std::vector<float> obs = getObservation(id);
-      bool hasProducer = hasFusableProducer(id);
-      ActionMasks masks =
-          computeActionMasks(op, ops[id].state, hasProducer, config);
-      PolicyLogits logits;
-      auto t0 = Clock::now();
-      if (failed(policy(obs, masks.flatten(), logits, error)))
-        return failure();
-      auto t1 = Clock::now();
-      stats.inferenceSeconds += std::chrono::duration<double>(t1 - t0).count();
-      ++stats.inferences;
-      Step decoded = decodeStep(op, ops[id].state, hasProducer, masks, logits,
-                                config, options.sample ? &rng : nullptr);
-      if (options.onStep)
-        options.onStep(id, decoded);
-      std::string message;
-      auto t2 = Clock::now();
-      ApplyStatus status = applyStep(id, decoded, message);
-      stats.applySeconds +=
-          std::chrono::duration<double>(Clock::now() - t2).count();
-      ++stats.applications;
-      if (status == ApplyStatus::Applied)
-        continue;
-      // Decoding only picks legal steps; a failure to apply ends the op.
-      stats.warnings.push_back(message);
-      ops[id].state.pendingPointers.clear();
-      std::string ignored;
-      (void)apply(id, Action{ActionKind::NoTransformation, {}}, ignored);
-    }
+  if (!getRecord(id) || !ops[id].supported)
+    return success();
+  ++stats.ops;
+  for (int step = 0; step < maxSteps && !ops[id].state.done; ++step) {
+    linalg::LinalgOp op = lookup(id);
+    if (!op)
+      break;
+    std::vector<float> obs = getObservation(id);
+    bool hasProducer = hasFusableProducer(id);
+    ActionMasks masks =
+        computeActionMasks(op, ops[id].state, hasProducer, config);
+    PolicyLogits logits;
+    auto t0 = Clock::now();
+    if (failed(policy(obs, masks.flatten(), logits, error)))
+      return failure();
+    auto t1 = Clock::now();
+    stats.inferenceSeconds += std::chrono::duration<double>(t1 - t0).count();
+    ++stats.inferences;
+    Step decoded = decodeStep(op, ops[id].state, hasProducer, masks, logits,
+                              config, options.sample ? &rng : nullptr);
+    if (options.onStep)
+      options.onStep(id, decoded);
+    std::string message;
+    auto t2 = Clock::now();
+    ApplyStatus status = applyStep(id, decoded, message);
+    stats.applySeconds +=
+        std::chrono::duration<double>(Clock::now() - t2).count();
+    ++stats.applications;
+    if (status == ApplyStatus::Applied)
+      continue;
+    // Decoding only picks legal steps; a failure to apply ends the op.
+    stats.warnings.push_back(message);
+    ops[id].state.pendingPointers.clear();
+    std::string ignored;
+    (void)apply(id, Action{ActionKind::NoTransformation, {}}, ignored);
   }
   return success();
 }

@@ -14,6 +14,8 @@
   mlir-rl train configs/ppo.toml         PPO; writes runs/ppo/{checkpoint.pt,policy.onnx,tb/}
   mlir-rl evaluate --model M             per-kind geomean speedups vs random and best-of-N search
   mlir-rl fuzz --minutes 30             differential fuzzing; failures shrunk to reproducers
+  mlir-rl tune FILE --db DB --search 8   measure the policy's 8 best schedules per op, remember winners
+  mlir-rl db show|export|merge DB...     inspect and share tuning databases
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout and the legality config (JSON)
 

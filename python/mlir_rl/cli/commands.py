@@ -459,6 +459,99 @@ def cmd_layout(_: NoOptions) -> int:
     return 0
 
 
+# -- Compile-time tuning -------------------------------------------------------
+
+@dataclass
+class TuneConfig:
+    """Schedule FILE with the policy's K most likely schedules per op
+    measured (linalg-rl-schedule{search=K}); winners go to a tuning
+    database, so that a later compile (here, or mlir-opt with
+    tuning-db=DB) measures nothing."""
+
+    file: str = option(help="MLIR file", flags=("file",))
+    output: Optional[str] = option(None, help="write the scheduled IR here (default: stdout)",
+                                   flags=("-o", "--output"))
+    db: Optional[str] = option(None, help="the tuning database (SQLite; created if missing)")
+    search: int = option(8, help="schedules measured per op (0: the database only)")
+    threads: int = option(CPUS, help="the thread count the code will run with")
+    budget_ms: float = option(0.0, help="time for one op's candidates (0: no limit)")
+    model: str = option("", help="the policy (default: the shipped one)")
+    prepare: bool = option(False, help="run mlir-rl-prepare first (imported models)")
+    lower: bool = option(False, help="print the LLVM-dialect IR after mlir-rl-lower")
+    quiet: bool = option(False, help="no progress bar")
+
+
+def cmd_tune(c: TuneConfig) -> int:
+    from mlir_rl.core import read_text
+    from mlir_rl.tuning import tune
+
+    def progress(done: int, total: int, line: str) -> None:
+        if c.quiet:
+            return
+        width = 24
+        filled = width * done // max(total, 1)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+              f"{line[:90]:<90}", end="", file=sys.stderr, flush=True)
+
+    r = tune(read_text(c.file), search=c.search, db=c.db, threads=c.threads,
+             budget_ms=c.budget_ms, model=c.model, prepare=c.prepare, lower=c.lower,
+             progress=progress, name=c.file)
+    if not c.quiet:
+        print(file=sys.stderr)
+    for line in r.lines:
+        print(f"  {line}", file=sys.stderr)
+    times = sorted(r.op_seconds)
+    median = times[len(times) // 2] if times else 0.0
+    print(f"tuned {len(r.lines)} ops in {r.seconds:.1f} s: {r.searched} searched "
+          f"(median {median:.2f} s per op, max {max(times, default=0.0):.2f} s), "
+          f"{r.from_db} from the database", file=sys.stderr)
+    _write_output(r.ir, c.output)
+    return 0
+
+
+@dataclass
+class DbConfig:
+    """Inspect and share tuning databases: `show DB` (per host and
+    context, then each winner), `export DB [-o FILE]` (JSON), `merge INTO
+    OTHER...` (each host's entries kept apart; on a conflict the faster
+    winner stays)."""
+
+    action: str = option(help="show, export or merge", flags=("action",))
+    paths: list[str] = option(help="the database(s)", flags=("paths",))
+    output: Optional[str] = option(None, help="export: write the JSON here (default: stdout)",
+                                   flags=("-o", "--output"))
+    units: bool = option(False, help="export: include each op's unit text")
+
+
+def cmd_db(c: DbConfig) -> int:
+    from mlir_rl.tuning import db_entries, db_merge, db_summary
+    if c.action not in ("show", "export", "merge"):
+        raise ValueError(f"db: unknown action {c.action!r} (show, export, merge)")
+    if c.action == "merge":
+        if len(c.paths) < 2:
+            raise ValueError("db merge INTO OTHER...: at least two databases")
+        for other in c.paths[1:]:
+            n = db_merge(c.paths[0], other)
+            print(f"{other}: {n} winners added or replaced in {c.paths[0]}")
+        return 0
+    if len(c.paths) != 1:
+        raise ValueError(f"db {c.action} DB: one database")
+    entries = db_entries(c.paths[0], with_units=c.units)
+    if c.action == "export":
+        _write_output(json.dumps(entries, indent=1) + "\n", c.output)
+        return 0
+    for g in db_summary(entries):
+        print(f"host {g['host']}\n  context {g['context']}\n  {g['winners']} winners "
+              f"({g['nt']} NT), {g['measurements']} measurements, geomean "
+              f"{g['geomean_speedup']:.2f}x over unscheduled")
+        for e in entries:
+            if (e["host"], e["context"]) == (g["host"], g["context"]):
+                speedup = e["baseline_s"] / e["median_s"] if e["median_s"] > 0 else 0.0
+                print(f"    {e['signature'][:12]} {e['op']:<22} {e['median_s'] * 1e3:9.3f} ms "
+                      f"{speedup:7.1f}x  {e['schedule']}")
+    return 0
+
+
 Command = tuple[str, type, Callable[..., int]]
 
 COMMANDS: dict[str, Command] = {
@@ -486,6 +579,9 @@ COMMANDS: dict[str, Command] = {
     "fuzz": ("differential fuzzing: random programs and schedules, outputs checked against "
              "the unscheduled program; failures shrunk to reproducers", _fuzz_command(),
              cmd_fuzz),
+    "tune": ("schedule FILE with the policy's proposals measured per op; a tuning database "
+             "remembers the winners", TuneConfig, cmd_tune),
+    "db": ("show, export or merge tuning databases", DbConfig, cmd_db),
     "plugin-path": ("print the path of libMlirRL.so", NoOptions, cmd_plugin_path),
     "opt-path": ("print the path of mlir-rl-opt", NoOptions, cmd_opt_path),
     "layout": ("print the feature layout and the legality config as JSON", NoOptions, cmd_layout),

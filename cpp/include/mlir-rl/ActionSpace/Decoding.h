@@ -42,6 +42,25 @@ Step decodeStep(linalg::LinalgOp op, const OpScheduleState &state,
                 const PolicyLogits &logits, const ActionSpaceConfig &config,
                 std::mt19937_64 *rng = nullptr);
 
+/// A legal step and its log-probability under the policy's heads (masked
+/// log-softmax of each head used, summed).
+struct RankedStep {
+  Step step;
+  double logProb = 0;
+};
+
+/// The legal steps for `op` in `state`, most likely first, at most `limit`:
+/// each allowed kind with its most likely parameters (what decodeStep would
+/// pick for that kind), and for tiled kinds also the variants that take one
+/// loop's second most likely size; while an interchange is being chosen,
+/// the allowed level pointers. The alternatives a search over the policy's
+/// proposals (a beam) expands.
+std::vector<RankedStep> rankSteps(linalg::LinalgOp op,
+                                  const OpScheduleState &state,
+                                  bool hasProducer, const ActionMasks &masks,
+                                  const PolicyLogits &logits,
+                                  const ActionSpaceConfig &config, int limit);
+
 /// A decision as the policy's multi-discrete action.
 struct StepIndices {
   int kind = 0;

@@ -63,6 +63,14 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
                                      const TimingOptions &options,
                                      std::string &error);
 
+/// Whether `actual` equals `expected` up to reassociated float sums: per
+/// tensor, |a - e| <= atol + rtol * |e| with atol = atolScale * max(1,
+/// max |e|) (the rule of mlir_rl.outputs_match). `maxError` gets the largest
+/// absolute difference (infinity when shapes or counts differ).
+bool outputsMatch(const std::vector<HostTensor> &actual,
+                  const std::vector<HostTensor> &expected, double &maxError,
+                  double rtol = 1e-4, double atolScale = 1e-4);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_RUNTIME_JIT_H

@@ -11,6 +11,11 @@
 
 namespace mlir::rl {
 
+/// The version of the lowering's own passes (mlir-rl-lower-vectors, ...):
+/// bumped when one of them changes the code it emits, so that measurements
+/// keyed by the lowering (the tuning database) are not reused across it.
+constexpr const char kLoweringVersion[] = "2026-11-25";
+
 /// The lowering pipeline as text (also registered as `mlir-rl-lower`):
 /// transform IR stripped, pack/unpack lowered, vector lowering,
 /// bufferization (input that frees its own buffers accepted), scf.forall ->

@@ -95,6 +95,27 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "With the policy (no explicit schedule): pad the odd extents of "
            "contractions and reductions to full tiles (mlir-rl-pad-to-tiles; "
            "only where the module has such ops)">,
+    Option<"search", "search", "int", /*default=*/"0",
+           "Compile-time tuning: for each op, measure the policy's K most "
+           "likely schedules (a beam over its ranked alternatives) and NT, "
+           "each on the op cut out as a function with its fused producer, "
+           "in a helper process (mlir-rl-measure), and apply the fastest "
+           "whose outputs are equal (NT when none beats unscheduled)">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
+           "SQLite tuning database: an op found there (by its signature, "
+           "host, layout, lowering and threads) gets the recorded winner "
+           "without measuring; with search, every measurement and winner "
+           "is recorded">,
+    Option<"budgetMs", "budget-ms", "double", /*default=*/"0",
+           "With search: time for one op's candidates in milliseconds; "
+           "candidates left when it is spent are not measured (0: no "
+           "limit)">,
+    Option<"threads", "threads", "int", /*default=*/"0",
+           "With search: the thread count the compiled code will run with "
+           "(measurements and database entries use it; 0: all cores)">,
+    Option<"measureTool", "measure-tool", "std::string", /*default=*/"",
+           "With search: the measurement helper (default: mlir-rl-measure "
+           "installed beside the plugin, else on PATH)">,
   ];
 }
 

@@ -147,6 +147,12 @@ public:
   LogicalResult scheduleWithPolicy(PolicyFn policy,
                                    const PolicyRunOptions &options,
                                    PolicyStats &stats, std::string &error);
+  /// The same for op `id` alone (nothing when it is unsupported or done);
+  /// `rng` draws sampled decisions.
+  LogicalResult scheduleOpWithPolicy(int64_t id, PolicyFn policy,
+                                     const PolicyRunOptions &options,
+                                     std::mt19937_64 &rng, PolicyStats &stats,
+                                     std::string &error);
 
   /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
   std::string getScheduleText() const;

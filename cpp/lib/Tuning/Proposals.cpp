@@ -1,0 +1,150 @@
+//===- Proposals.cpp - The policy's most likely schedules -----------------===//
+#include "mlir-rl/Tuning/Proposals.h"
+
+#include <algorithm>
+
+namespace mlir::rl {
+
+namespace {
+/// A copy of the unit with a scheduler on it.
+struct Replay {
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+/// A copy of `unit` with `steps` applied to `rootId`; null when one of
+/// them does not apply.
+std::unique_ptr<Replay> replay(ModuleOp unit, int64_t rootId,
+                               const ActionSpaceConfig &config,
+                               ArrayRef<Step> steps) {
+  auto r = std::make_unique<Replay>();
+  r->module = cast<ModuleOp>(unit->clone());
+  r->scheduler = std::make_unique<Scheduler>(*r->module, config);
+  r->scheduler->initialize();
+  for (const Step &s : steps) {
+    std::string message;
+    if (r->scheduler->applyStep(rootId, s, message) != ApplyStatus::Applied)
+      return nullptr;
+  }
+  return r;
+}
+
+/// The root's actions as text (its recorded history).
+std::string rootText(Scheduler &s, int64_t rootId) {
+  ExplicitSchedule one;
+  one.entries.push_back({std::nullopt, s.getRecord(rootId)->state.history});
+  return formatSchedule(one);
+}
+} // namespace
+
+FailureOr<std::vector<Proposal>>
+proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
+                 const ActionSpaceConfig &config, int k, std::string &error) {
+  std::vector<Proposal> out;
+  PolicyRunOptions greedy;
+  // Completes a replay: the unit's other ops by the policy, greedily.
+  auto complete = [&](Replay &r, double logProb) -> LogicalResult {
+    PolicyStats stats;
+    std::mt19937_64 rng(0);
+    for (int64_t id : r.scheduler->getTraversalOrder())
+      if (failed(r.scheduler->scheduleOpWithPolicy(id, policy, greedy, rng,
+                                                   stats, error)))
+        return failure();
+    Proposal p;
+    p.rootActions = rootText(*r.scheduler, rootId);
+    p.unitSchedule = r.scheduler->getScheduleText();
+    p.logProb = logProb;
+    for (const Proposal &q : out)
+      if (q.rootActions == p.rootActions)
+        return success();
+    out.push_back(std::move(p));
+    return success();
+  };
+
+  // The greedy schedule, as the pass without search would apply it.
+  {
+    std::unique_ptr<Replay> r = replay(unit, rootId, config, {});
+    if (!r || !r->scheduler->getRecord(rootId)) {
+      error = "the unit has no op " + std::to_string(rootId);
+      return failure();
+    }
+    if (failed(complete(*r, 0)))
+      return failure();
+  }
+
+  // The beam: partial schedules of the root, most likely first.
+  struct Partial {
+    std::vector<Step> steps;
+    double logProb = 0;
+  };
+  std::vector<Partial> beam = {Partial{}};
+  std::vector<Partial> finished;
+  const int maxSteps = config.layout.getMaxStepsPerOp();
+  for (int depth = 0; depth < maxSteps && !beam.empty(); ++depth) {
+    std::vector<Partial> next;
+    for (const Partial &p : beam) {
+      std::unique_ptr<Replay> r = replay(unit, rootId, config, p.steps);
+      if (!r)
+        continue;
+      Scheduler &s = *r->scheduler;
+      const OpRecord *rec = s.getRecord(rootId);
+      if (rec->state.done) {
+        finished.push_back(p);
+        continue;
+      }
+      linalg::LinalgOp op = s.lookup(rootId);
+      if (!op)
+        continue;
+      std::vector<float> obs = s.getObservation(rootId);
+      bool hasProducer = s.hasFusableProducer(rootId);
+      ActionMasks masks =
+          computeActionMasks(op, rec->state, hasProducer, config);
+      PolicyLogits logits;
+      if (failed(policy(obs, masks.flatten(), logits, error)))
+        return failure();
+      for (const RankedStep &alt : rankSteps(op, rec->state, hasProducer,
+                                             masks, logits, config, k)) {
+        Partial q = p;
+        q.steps.push_back(alt.step);
+        q.logProb += alt.logProb;
+        next.push_back(std::move(q));
+      }
+    }
+    std::stable_sort(next.begin(), next.end(),
+                     [](const Partial &a, const Partial &b) {
+                       return a.logProb > b.logProb;
+                     });
+    if ((int)next.size() > k)
+      next.resize(k);
+    beam = std::move(next);
+  }
+  // Ops still open at the step limit end with NT (as the pass ends them).
+  for (const Partial &p : beam)
+    finished.push_back(p);
+  std::stable_sort(finished.begin(), finished.end(),
+                   [](const Partial &a, const Partial &b) {
+                     return a.logProb > b.logProb;
+                   });
+  for (const Partial &p : finished) {
+    if ((int)out.size() >= k)
+      break;
+    std::unique_ptr<Replay> r = replay(unit, rootId, config, p.steps);
+    if (!r)
+      continue;
+    std::string ignored;
+    if (!r->scheduler->getRecord(rootId)->state.done)
+      (void)r->scheduler->apply(
+          rootId, Action{ActionKind::NoTransformation, {}}, ignored);
+    if (failed(complete(*r, p.logProb)))
+      return failure();
+  }
+  // NT for the root; the unit's other ops as the policy schedules them.
+  std::unique_ptr<Replay> nt = replay(
+      unit, rootId, config,
+      {Step{false, -1, Action{ActionKind::NoTransformation, {}}}});
+  if (nt && failed(complete(*nt, -INFINITY)))
+    return failure();
+  return out;
+}
+
+} // namespace mlir::rl

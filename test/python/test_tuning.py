@@ -1,0 +1,176 @@
+"""Compile-time tuning (linalg-rl-schedule{search=K tuning-db=FILE}): the
+database round trip, crash isolation, no winner slower than its unit
+unscheduled, outputs equal, databases merged per host, the CLI."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+
+import pytest
+
+import mlir_rl
+from mlir_rl.cli import main as cli_main
+from mlir_rl.tuning import db_entries, db_merge, db_summary, tune
+
+# A matmul with a bias + ReLU epilogue (fused by no one: two ops), and a row
+# softmax's max and exp-sum (reductions), at sizes where scheduling matters.
+PROGRAM = """
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @block(%a: tensor<128x256xf32>, %b: tensor<256x128xf32>, %bias: tensor<128xf32>)
+    -> (tensor<128x128xf32>, tensor<128xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant -3.0e38 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<128x256xf32>, tensor<256x128xf32>)
+                      outs(%c : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %act = linalg.generic {indexing_maps = [#map, #col, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<128x128xf32>, tensor<128xf32>) outs(%e : tensor<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %r = arith.maximumf %s, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<128x128xf32>
+  %re = tensor.empty() : tensor<128xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<128xf32>) -> tensor<128xf32>
+  %mx = linalg.generic {indexing_maps = [#map, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%act : tensor<128x128xf32>) outs(%m0 : tensor<128xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<128xf32>
+  return %act, %mx : tensor<128x128xf32>, tensor<128xf32>
+}
+"""
+
+
+def _outputs(text: str):
+    return mlir_rl.Module.parse(text).time(runs=1, warmup=0, threads=1).outputs
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """One tuning run with a fresh database, and a second one from it."""
+    db = str(tmp_path_factory.mktemp("tuning") / "tuning.sqlite")
+    first = tune(PROGRAM, search=3, db=db, threads=1)
+    second = tune(PROGRAM, search=3, db=db, threads=1)
+    return db, first, second
+
+
+def test_database_round_trip_measures_nothing_and_gives_the_same_ir(tuned):
+    db, first, second = tuned
+    assert first.searched >= 3, first.lines
+    assert first.from_db == 0
+    assert second.searched == 0, second.lines
+    assert second.from_db == first.searched
+    assert second.ir == first.ir
+    assert second.schedule == first.schedule
+
+
+def test_every_op_gets_a_line_and_progress_is_reported(tmp_path):
+    seen = []
+    r = tune(PROGRAM, search=1, threads=1,
+             progress=lambda done, total, line: seen.append((done, total)))
+    assert len(r.lines) == len(seen) > 0
+    assert seen[-1][0] == seen[-1][1]
+    # search=1: the policy's schedule and NT (fewer when they coincide).
+    counts = [int(m.group(1)) for line in r.lines
+              if (m := re.search(r": tuned (\d+) candidates", line))]
+    assert counts and all(c in (1, 2) for c in counts), r.lines
+
+
+def test_winners_are_never_slower_than_their_unit_unscheduled(tuned):
+    db, _, _ = tuned
+    entries = db_entries(db)
+    assert len(entries) >= 3
+    for e in entries:
+        assert 0 < e["median_s"] <= e["baseline_s"], e
+        assert e["measurements"] >= 2, e
+
+
+def test_tuned_program_computes_what_the_unscheduled_one_does(tuned):
+    _, first, _ = tuned
+    assert first.schedule  # something was applied
+    ok, err = mlir_rl.outputs_match(_outputs(first.ir), _outputs(PROGRAM))
+    assert ok, err
+
+
+def test_a_crashing_candidate_costs_that_candidate_only(monkeypatch, tmp_path):
+    # The test hook makes the helper crash on candidate 0 (the policy's own
+    # schedule) of every op: the pass goes on with a new helper.
+    monkeypatch.setenv("MLIR_RL_MEASURE_CRASH_AT", "0")
+    db = str(tmp_path / "crash.sqlite")
+    r = tune(PROGRAM, search=2, db=db, threads=1)
+    crashed = [line for line in r.lines if "1 crashed" in line]
+    assert len(crashed) == r.searched >= 3, r.lines
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(PROGRAM))
+    assert ok, err
+    con = sqlite3.connect(db)
+    statuses = {s for (s,) in con.execute("SELECT status FROM measurements")}
+    assert "crashed" in statuses and "ok" in statuses
+
+
+def test_merge_keeps_hosts_apart_and_the_faster_winner(tuned, tmp_path):
+    db, _, _ = tuned
+    mine = str(tmp_path / "mine.sqlite")
+    other = str(tmp_path / "other.sqlite")
+    shutil.copy(db, mine)
+    shutil.copy(db, other)
+    con = sqlite3.connect(other)
+    con.execute("UPDATE winners SET host = 'elsewhere|other cpu|64cpu'")
+    con.execute("UPDATE measurements SET host = 'elsewhere|other cpu|64cpu'")
+    con.commit()
+    con.close()
+    n = len(db_entries(mine))
+    assert db_merge(mine, other) == n
+    merged = db_entries(mine)
+    assert len(merged) == 2 * n
+    assert {e["host"] for e in merged} == {mlir_rl._core.tuning_host(), "elsewhere|other cpu|64cpu"}
+    assert db_merge(mine, other) == 0  # nothing new
+    # The same key with a faster winner replaces it; a slower one does not.
+    faster = str(tmp_path / "faster.sqlite")
+    shutil.copy(db, faster)
+    con = sqlite3.connect(faster)
+    con.execute("UPDATE winners SET median_s = median_s / 2, schedule = 'NT'")
+    con.commit()
+    con.close()
+    assert db_merge(mine, faster) == n
+    assert db_merge(mine, db) == 0
+    local = [e for e in db_entries(mine) if e["host"] == mlir_rl._core.tuning_host()]
+    assert all(e["schedule"] == "NT" for e in local)
+    rows = db_summary(db_entries(mine))
+    assert len(rows) == 2 and all(r["winners"] == n for r in rows)
+
+
+def test_a_second_compile_with_the_database_in_mlir_opt_uses_it(tuned):
+    # The database is the pass's: mlir-opt with the plugin reads it too.
+    from mlir_rl.passes import run_pass
+    db, first, _ = tuned
+    r = run_pass(PROGRAM, extra=[f"tuning-db={db}", "threads=1"])
+    assert "from the tuning database" in r.stderr
+    assert "0 searched" in r.stderr
+    assert r.schedule == first.schedule
+
+
+def test_cli_tune_and_db(tmp_path, capsys):
+    src = tmp_path / "block.mlir"
+    src.write_text(PROGRAM)
+    db = tmp_path / "cli.sqlite"
+    out = tmp_path / "out.mlir"
+    assert cli_main(["tune", str(src), "--db", str(db), "--search", "1", "--threads", "1",
+                     "-o", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "searched (median" in err
+    assert "func.func @block" in out.read_text()
+    assert cli_main(["db", "show", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "winners" in shown and "linalg.matmul" in shown
+    assert cli_main(["db", "export", str(db), "--units"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported and all("mlir_rl_unit" in e["unit"] for e in exported)
+    assert cli_main(["db", "merge", str(db)]) == 2  # needs two databases
+    assert cli_main(["db", "frobnicate", str(db)]) == 2
