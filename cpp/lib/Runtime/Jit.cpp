@@ -288,6 +288,9 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
 
   TimingResult timing;
   int total = std::max(0, options.warmup) + std::max(1, options.runs);
+  int limitRuns = std::max(0, options.warmup) +
+                  std::max(std::max(1, options.runs), options.maxRuns);
+  double timedSum = 0;
   for (int run = 0; run < total; ++run) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = engine->invokePacked(entry, packed)) {
@@ -297,8 +300,14 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
     }
     auto stop = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(stop - start).count();
-    if (run >= options.warmup)
+    if (run >= options.warmup) {
       timing.seconds.push_back(elapsed);
+      timedSum += elapsed;
+    }
+    // Short functions: more calls until they add up to minTimedSeconds.
+    if (run == total - 1 && timedSum < options.minTimedSeconds &&
+        total < limitRuns)
+      ++total;
     // The first call of a warmed-up timing carries one-time costs (OpenMP
     // threads, first touch of the outputs): it is held to a looser limit.
     bool warmupCall = run == 0 && options.warmup > 0;

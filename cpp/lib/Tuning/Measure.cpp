@@ -123,7 +123,8 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
         "--warmup=" + std::to_string(options.warmup),
         "--seed=" + std::to_string(options.seed),
         "--budget-ms=" + std::to_string((int64_t)(budget * 1000)),
-        "--cut=" + std::to_string(options.cutFactor)};
+        "--cut=" + std::to_string(options.cutFactor),
+        "--min-ms=" + std::to_string(options.minMilliseconds)};
     SmallVector<StringRef> argRefs(args.begin(), args.end());
     std::optional<StringRef> redirects[] = {StringRef(""),
                                             StringRef(outFile.path),

@@ -137,14 +137,29 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     stats.processes += outcome.processes;
 
     // The fastest candidate whose outputs are equal; NT when none beats
-    // the unit unscheduled.
+    // the unit unscheduled. The policy's own schedule (the first) keeps
+    // its place unless another one is faster by more than the noise of a
+    // median (kPreferGreedy): a schedule that wins by 1% on the unit is
+    // a coin toss in the module.
+    constexpr double kPreferGreedy = 0.03;
     TunedWinner winner;
     winner.rootActions = "NT";
     winner.medianSeconds = outcome.baseline.medianSeconds;
     winner.baselineSeconds = outcome.baseline.medianSeconds;
     winner.candidates = schedules.size();
-    for (auto [p, m] : llvm::zip(*proposals, outcome.candidates))
-      if (m.status == "ok" && m.medianSeconds < winner.medianSeconds) {
+    const TunedMeasurement &first = outcome.candidates.front();
+    bool greedyOk =
+        first.status == "ok" && first.medianSeconds < winner.medianSeconds;
+    if (greedyOk) {
+      winner.rootActions = proposals->front().rootActions;
+      winner.medianSeconds = first.medianSeconds;
+    }
+    double bar = greedyOk ? winner.medianSeconds * (1 - kPreferGreedy)
+                          : winner.medianSeconds;
+    for (auto [p, m] : llvm::drop_begin(llvm::zip(*proposals,
+                                                  outcome.candidates)))
+      if (m.status == "ok" && m.medianSeconds < bar &&
+          m.medianSeconds < winner.medianSeconds) {
         winner.rootActions = p.rootActions;
         winner.medianSeconds = m.medianSeconds;
       }

@@ -2,14 +2,18 @@
 //
 // mlir-rl-measure UNIT.mlir --schedules=FILE [--first=I] [--threads=N]
 //     [--runs=R] [--warmup=W] [--seed=S] [--budget-ms=B] [--cut=F]
+//     [--min-ms=M]
 //
 // Times the unit's function unscheduled once (its outputs are the
-// reference; unscheduled code can take seconds),
+// reference; unscheduled code can take seconds; a call shorter than M ms
+// is timed again like a candidate),
 // then the unit with each schedule of FILE (one per line) from the I-th on:
 // applied by the scheduler, lowered with mlir-rl-lower, JIT-compiled, run
 // on the same seeded inputs. Prints one line per result (Tuning/Measure.h).
 // A candidate stops as soon as one call takes longer than F x the best time
 // so far (`cut`); once B ms have passed, the remaining ones are `skipped`.
+// Short functions get more than R timed calls, until they add up to M ms
+// (microsecond kernels are too noisy in five calls).
 // Runs in a process of its own, so that a candidate that crashes or hangs
 // costs that candidate only (the caller restarts it after the culprit).
 //
@@ -52,6 +56,7 @@ struct Options {
   uint64_t seed = 0;
   int64_t budgetMs = 0;
   double cut = 1.25;
+  double minMs = 20;
 };
 
 bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
@@ -81,6 +86,8 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
       bad = value.getAsInteger(10, o.budgetMs);
     } else if (name == "--cut") {
       bad = value.getAsDouble(o.cut);
+    } else if (name == "--min-ms") {
+      bad = value.getAsDouble(o.minMs);
     } else {
       error = "unknown option " + a.str();
       return false;
@@ -93,7 +100,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
   if (o.unitPath.empty() || o.schedulesPath.empty()) {
     error = "usage: mlir-rl-measure UNIT.mlir --schedules=FILE [--first=I] "
             "[--threads=N] [--runs=R] [--warmup=W] [--seed=S] "
-            "[--budget-ms=B] [--cut=F]";
+            "[--budget-ms=B] [--cut=F] [--min-ms=M]";
     return false;
   }
   return true;
@@ -149,6 +156,8 @@ Result measure(ModuleOp unit, const FunctionSignature &sig,
   options.seed = o.seed;
   options.keepOutputs = keep;
   options.abortAfterSeconds = abortAfter;
+  if (timedRuns > 1)
+    options.minTimedSeconds = o.minMs / 1000;
   FailureOr<TimingResult> t = timeFunction(*copy, sig, options, error);
   if (failed(t))
     return {"compile_failed", 0, error, {}};
@@ -206,6 +215,13 @@ int main(int argc, char **argv) {
   }
   Result base = measure(*unit, *sig, o, "", 0, /*keep=*/true,
                         /*warmupRuns=*/0, /*timedRuns=*/1);
+  if (base.status == "ok" && base.seconds * 1000 < o.minMs) {
+    // Short enough to time as carefully as the candidates it is held to.
+    Result again = measure(*unit, *sig, o, "", 0, /*keep=*/true, o.warmup,
+                           o.runs);
+    if (again.status == "ok")
+      base.seconds = again.seconds;
+  }
   report("baseline", base.status, base.seconds, base.detail);
   if (base.status != "ok")
     return 0;

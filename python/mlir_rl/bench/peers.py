@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import statistics
 import subprocess
 import tempfile
 import time
@@ -27,6 +29,7 @@ import numpy as np
 from mlir_rl.data import kernels as K
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy")
+CONTENDERS = ("mlir-rl", "mlir-rl-search", *COMPARATORS)
 
 
 @dataclass
@@ -207,6 +210,7 @@ class KernelResult:
     name: str
     schedule: str = ""
     figures: dict = field(default_factory=dict)   # comparator -> Figure
+    tuning: dict = field(default_factory=dict)    # with search: time, schedule
 
 
 def _time(fn: Callable, warmup: int, runs: int) -> tuple[list[float], object]:
@@ -334,10 +338,14 @@ def _iree_module(text: str, workdir: Path):
 
 def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int = 5,
               warmup: int = 2, threads: int = 2, progress: bool = True,
-              suite_name: str = "ops", prepare: bool = False) -> dict:
+              suite_name: str = "ops", prepare: bool = False, search: int = 0,
+              tuning_db: str = "") -> dict:
     """Run a suite; returns the JSON-able report. mlir-rl's programs go
     through mlir-rl-prepare first with ``prepare`` and always for the
-    models suite (imported models)."""
+    models suite (imported models). ``search``: also the pass with
+    compile-time tuning (``search=K``, measured at ``threads``; with
+    ``tuning_db`` remembered there), as the contender ``mlir-rl-search``
+    with its tuning time."""
     import torch
 
     from mlir_rl.core import Module, ScheduleError
@@ -368,6 +376,24 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
             res.figures["mlir-rl"] = _figure(t.seconds, ok, f"max abs error {err:.2g}")
         except ScheduleError as e:
             res.figures["mlir-rl"] = Figure("failed", detail=str(e)[-500:])
+        if search > 0:
+            try:
+                extra = [f"search={search}", f"threads={threads}"]
+                if tuning_db:
+                    extra.append(f"tuning-db={tuning_db}")
+                start = time.perf_counter()
+                tuned = run_pass(k.text, model=model, name=k.name, extra=extra,
+                                 prepare=prepare or suite_name in PREPARED_SUITES)
+                res.tuning = {"seconds": time.perf_counter() - start,
+                              "schedule": tuned.schedule,
+                              "op_seconds": [float(x) for x in _TUNED_OP.findall(tuned.stderr)],
+                              "from_db": tuned.stderr.count("from the tuning database:")}
+                t = Module.parse(tuned.ir, k.name).time(runs=runs, warmup=warmup,
+                                                        threads=threads)
+                ok, err = _close(t.outputs[0], ref)
+                res.figures["mlir-rl-search"] = _figure(t.seconds, ok, f"max abs error {err:.2g}")
+            except ScheduleError as e:
+                res.figures["mlir-rl-search"] = Figure("failed", detail=str(e)[-500:])
         # The peers run in a fresh process: the JIT's OpenMP threads spin
         # after each call (KMP_BLOCKTIME) and would steal the cores of
         # PyTorch's and numpy's own thread pools.
@@ -383,9 +409,38 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                     "torch": torch.__version__},
         "runs": runs, "warmup": warmup, "model": model or "(shipped)",
         "prepared": prepare or suite_name in PREPARED_SUITES,
+        "search": search,
         "kernels": [{"name": r.name, "schedule": r.schedule,
+                     **({"tuning": r.tuning} if r.tuning else {}),
                      "figures": {c: asdict(f) for c, f in r.figures.items()}} for r in results],
     }
+
+
+_TUNED_OP = re.compile(r"tuned \d+ candidates \(.*?\) in ([0-9.]+) s")
+
+
+def summary(report: dict) -> str:
+    """Geomean speedup over unscheduled per contender (over the kernels
+    where every contender ran), and the tuning time per op with search."""
+    kernels = report["kernels"]
+    comps = [c for c in CONTENDERS if any(c in k["figures"] for k in kernels)]
+    usable = [k for k in kernels if k["figures"]["unscheduled"]["status"] == "ok"
+              and all(k["figures"].get(c, {}).get("status") == "ok" for c in comps)]
+    lines = [f"geomean speedup over unscheduled ({len(usable)} of {len(kernels)} kernels "
+             "where every contender ran):"]
+    for c in comps:
+        sp = [k["figures"]["unscheduled"]["median_ms"] / k["figures"][c]["median_ms"]
+              for k in usable]
+        worst = min(sp, default=0.0)
+        lines.append(f"  {c:<15} {statistics.geometric_mean(sp) if sp else 0.0:7.2f}x "
+                     f"(lowest {worst:.2f}x)")
+    ops = [s for k in kernels for s in k.get("tuning", {}).get("op_seconds", [])]
+    if ops:
+        q = statistics.quantiles(ops, n=10) if len(ops) > 1 else [ops[0]] * 9
+        lines.append(f"tuning time per op ({len(ops)} ops): median {statistics.median(ops):.2f} s, "
+                     f"p10 {q[0]:.2f} s, p90 {q[-1]:.2f} s, max {max(ops):.2f} s; per kernel "
+                     f"total: median {statistics.median(k['tuning']['seconds'] for k in kernels if 'tuning' in k):.1f} s")
+    return "\n".join(lines)
 
 
 def _cpu_model() -> str:
@@ -401,11 +456,12 @@ def _cpu_model() -> str:
 def markdown(report: dict) -> str:
     """Speedup over the unscheduled program per comparator (Table III style),
     and mlir-rl relative to each peer (>1: mlir-rl faster)."""
-    comps = [c for c in ["mlir-rl", *COMPARATORS]
+    comps = [c for c in CONTENDERS
              if any(c in k["figures"] for k in report["kernels"])]
     lines = ["| kernel | unscheduled ms | " + " | ".join(f"{c} speedup" for c in comps)
-             + " | " + " | ".join(f"mlir-rl vs {c}" for c in comps if c != "mlir-rl") + " |",
-             "|---" * (2 + 2 * len(comps) - 1) + "|"]
+             + " | " + " | ".join(f"mlir-rl vs {c}" for c in comps if not c.startswith("mlir-rl"))
+             + " |",
+             "|---" * (2 + len(comps) + sum(not c.startswith("mlir-rl") for c in comps)) + "|"]
     for k in report["kernels"]:
         f = k["figures"]
         base = f["unscheduled"]["median_ms"]
@@ -421,7 +477,7 @@ def markdown(report: dict) -> str:
         rel = []
         mine = f.get("mlir-rl")
         for c in comps:
-            if c == "mlir-rl":
+            if c.startswith("mlir-rl"):
                 continue
             fc = f.get(c)
             if mine and fc and mine["status"] == "ok" and fc["status"] == "ok":
@@ -438,7 +494,7 @@ def plot(report: dict, path: str | Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    comps = [c for c in ["mlir-rl", *COMPARATORS]
+    comps = [c for c in CONTENDERS
              if any(c in k["figures"] and k["figures"][c]["status"] == "ok" for k in report["kernels"])]
     names = [k["name"] for k in report["kernels"]]
     fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(names)), 4.5))

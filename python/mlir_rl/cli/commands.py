@@ -130,6 +130,10 @@ class BenchCommand:
     function: str = option("", help="function to time (default: the first public one)")
     prepare: bool = option(False, help="run mlir-rl-prepare before scheduling FILE (imported "
                                        "models); the baseline is FILE as given")
+    search: int = option(0, help="--suite: also the pass with compile-time tuning "
+                                 "(search=K per op), as the contender mlir-rl-search")
+    tuning_db: str = option("", help="--suite with --search: the tuning database to use "
+                                     "and fill")
 
 
 def cmd_bench(c: BenchCommand) -> int:
@@ -143,9 +147,11 @@ def cmd_bench(c: BenchCommand) -> int:
         if bad:
             raise ValueError(f"unknown comparators {bad}; valid: {', '.join(peers.COMPARATORS)}")
         report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
-                                 threads=c.threads, suite_name=c.suite, prepare=c.prepare)
+                                 threads=c.threads, suite_name=c.suite, prepare=c.prepare,
+                                 search=c.search, tuning_db=c.tuning_db)
         out = peers.save(report, c.out)
         print(peers.markdown(report))
+        print(peers.summary(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
         return 0
     if not c.file:

@@ -34,6 +34,11 @@ struct TimingOptions {
   /// warm-up call, which carries one-time costs, may take 2x this + 50 ms);
   /// the result is then marked `aborted`.
   double abortAfterSeconds = 0;
+  /// Adaptive repetition for short functions: after `runs` timed calls,
+  /// keep calling until the timed calls add up to this many seconds or
+  /// `maxRuns` calls were timed (0: exactly `runs`).
+  double minTimedSeconds = 0;
+  int maxRuns = 1000;
 };
 
 struct TimingResult {

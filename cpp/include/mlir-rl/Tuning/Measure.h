@@ -36,6 +36,8 @@ struct MeasureOptions {
   double timeoutSeconds = 120; // one helper process
   /// A call slower than this x the best so far stops a candidate.
   double cutFactor = 1.25;
+  /// Short functions are called until their timed calls add up to this.
+  double minMilliseconds = 20;
 };
 
 struct MeasureOutcome {
