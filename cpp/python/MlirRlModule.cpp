@@ -452,6 +452,99 @@ NB_MODULE(_core, m) {
       "`text` (a module) through mlir-rl-prepare: elementwise chains fused, "
       "pads folded into their producers, one init per consumer.");
 
+  // -- Compiled functions (the torch.compile backend's runtime) -------------
+  nb::class_<JitFunction>(m, "JitFunction",
+                          "A lowered, JIT-compiled tensor function, called "
+                          "on the caller's buffers.")
+      .def_prop_ro("signature",
+                   [](const JitFunction &f) {
+                     nb::dict d;
+                     nb::list ins, outs;
+                     for (auto &t : f.getSignature().inputs)
+                       ins.append(tensorDict(t));
+                     for (auto &t : f.getSignature().outputs)
+                       outs.append(tensorDict(t));
+                     d["name"] = f.getSignature().name;
+                     d["inputs"] = ins;
+                     d["outputs"] = outs;
+                     return d;
+                   })
+      .def(
+          "__call__",
+          [](JitFunction &f,
+             std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>> inputs,
+             std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>> outputs) {
+            const FunctionSignature &sig = f.getSignature();
+            auto check = [](const nb::ndarray<nb::c_contig, nb::device::cpu> &a,
+                            const HostTensor &t, const std::string &what) {
+              nb::dlpack::dtype want =
+                  t.elementType == "f32"   ? nb::dtype<float>()
+                  : t.elementType == "f64" ? nb::dtype<double>()
+                  : t.elementType == "i32" ? nb::dtype<int32_t>()
+                                           : nb::dtype<int64_t>();
+              bool ok = a.dtype() == want && a.ndim() == t.shape.size();
+              for (size_t i = 0; ok && i < t.shape.size(); ++i)
+                ok = (int64_t)a.shape(i) == t.shape[i];
+              if (!ok) {
+                std::string shape;
+                for (int64_t d : t.shape)
+                  shape += std::to_string(d) + "x";
+                throw nb::value_error((what + " must be a contiguous " +
+                                       shape + t.elementType + " array")
+                                          .c_str());
+              }
+            };
+            if (inputs.size() != sig.inputs.size() ||
+                outputs.size() != sig.outputs.size())
+              throw nb::value_error(
+                  (sig.name + " takes " + std::to_string(sig.inputs.size()) +
+                   " inputs and " + std::to_string(sig.outputs.size()) +
+                   " outputs")
+                      .c_str());
+            std::vector<const void *> in;
+            std::vector<void *> out;
+            for (size_t i = 0; i < inputs.size(); ++i) {
+              check(inputs[i], sig.inputs[i], "input " + std::to_string(i));
+              in.push_back(inputs[i].data());
+            }
+            for (size_t i = 0; i < outputs.size(); ++i) {
+              check(outputs[i], sig.outputs[i], "output " + std::to_string(i));
+              out.push_back(outputs[i].data());
+            }
+            std::string error;
+            bool ok;
+            {
+              nb::gil_scoped_release release;
+              ok = mlir::succeeded(f.call(in, out, error));
+            }
+            if (!ok)
+              throw std::runtime_error(error);
+          },
+          // Outputs are never converted: a converted copy would take the
+          // results and be dropped. Inputs may be (a contiguous copy).
+          "inputs"_a, nb::arg("outputs").noconvert(),
+          "Runs the function: `inputs` are read in place (non-contiguous "
+          "ones through a contiguous copy), the results are written into "
+          "`outputs` (contiguous CPU arrays of the signature's shapes and "
+          "dtypes: numpy arrays or torch tensors).");
+  m.def(
+      "compile_function",
+      [](const std::string &text, const std::string &function, int threads) {
+        std::string error;
+        std::unique_ptr<JitFunction> fn;
+        {
+          nb::gil_scoped_release release;
+          fn = compileTensorFunction(text, function, threads, error);
+        }
+        if (!fn)
+          throw nb::value_error(error.c_str());
+        return fn;
+      },
+      "text"_a, "function"_a = "", "threads"_a = 1,
+      "Lowers `text` (linalg on tensors, scheduled or not) with mlir-rl-lower, "
+      "its arguments read-only, and JIT-compiles `function` (default: the "
+      "first public one) to run at `threads` OpenMP threads.");
+
   // -- Programs --------------------------------------------------------------
   nb::class_<Program>(m, "Program",
                       "A linalg-on-tensors module with its schedule state.")

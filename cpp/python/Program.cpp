@@ -591,6 +591,33 @@ bool prepareText(const std::string &text, const std::string &bufferName,
   return true;
 }
 
+std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
+                                                   const std::string &function,
+                                                   int threads,
+                                                   std::string &error) {
+  registerAllPassesOnce();
+  std::unique_ptr<MLIRContext> context = createContext();
+  OwningOpRef<ModuleOp> module =
+      parseVerified(context.get(), text, "<compiled>", error);
+  if (!module)
+    return nullptr;
+  FailureOr<FunctionSignature> sig =
+      getFunctionSignature(*module, function, error);
+  if (failed(sig))
+    return nullptr;
+  for (ModuleOp nested :
+       llvm::make_early_inc_range(module->getBody()->getOps<ModuleOp>()))
+    nested.erase();
+  markArgumentsReadOnly(*module);
+  if (failed(lowerToLLVM(*module, error)))
+    return nullptr;
+  FailureOr<std::unique_ptr<JitFunction>> fn =
+      JitFunction::compile(*module, *sig, threads, error);
+  if (failed(fn))
+    return nullptr;
+  return std::move(*fn);
+}
+
 std::string getDefaultModelPath() { return OnnxPolicy::getDefaultModelPath(); }
 std::string getDefaultOrtLibrary() {
   return OnnxPolicy::getDefaultLibraryPath();

@@ -225,6 +225,14 @@ std::string getPreparePipelineText();
 bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error);
 
+/// `text` (a scheduled or unscheduled linalg-on-tensors module) lowered
+/// with its arguments read-only and JIT-compiled for calls on the caller's
+/// buffers (null: `error` says why).
+std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
+                                                   const std::string &function,
+                                                   int threads,
+                                                   std::string &error);
+
 /// Defaults of the pass's model= and ort-lib= options.
 std::string getDefaultModelPath();
 std::string getDefaultOrtLibrary();

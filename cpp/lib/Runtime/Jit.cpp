@@ -1,6 +1,7 @@
 //===- Jit.cpp - JIT execution and timing ---------------------------------===//
 #include "mlir-rl/Runtime/Jit.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -338,6 +339,172 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   }
   freeAll();
   return timing;
+}
+
+size_t getElementTypeBytes(const std::string &elementType) {
+  return getElementBytes(elementType);
+}
+
+void markArgumentsReadOnly(ModuleOp module) {
+  Builder b(module.getContext());
+  module.walk([&](func::FuncOp fn) {
+    if (fn.isExternal())
+      return;
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (isa<TensorType>(fn.getArgument(i).getType()))
+        fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                      b.getBoolAttr(false));
+  });
+}
+
+struct JitFunction::Engine {
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+  using SetThreads = void (*)(int);
+  SetThreads setThreads = nullptr;
+};
+
+JitFunction::~JitFunction() = default;
+
+FailureOr<std::unique_ptr<JitFunction>>
+JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
+                     int threads, std::string &error) {
+  initializeLLVMOnce();
+  MLIRContext *ctx = llvmModule.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  registerOpenMPDialectTranslation(*ctx);
+  std::string libDir = MLIR_RL_LLVM_LIBDIR;
+  std::string runnerUtils = libDir + "/libmlir_c_runner_utils.so";
+  std::string omp = libDir + "/libomp.so";
+  SmallVector<StringRef> libs = {runnerUtils, omp};
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
+                                               /*sizeLevel=*/0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.sharedLibPaths = libs;
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
+  if (!maybeEngine) {
+    error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
+    return failure();
+  }
+  std::unique_ptr<JitFunction> fn(new JitFunction());
+  fn->engine = std::make_unique<Engine>();
+  fn->engine->engine = std::move(*maybeEngine);
+  fn->engine->engine->initialize();
+  fn->engine->entry = "_mlir_ciface_" + sig.name;
+  if (auto f = fn->engine->engine->lookupPacked(fn->engine->entry); !f) {
+    error = "cannot find " + fn->engine->entry + ": " +
+            llvm::toString(f.takeError());
+    return failure();
+  }
+  if (void *handle = dlopen(omp.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    fn->engine->setThreads = reinterpret_cast<Engine::SetThreads>(
+        dlsym(handle, "omp_set_num_threads"));
+    dlclose(handle); // the engine's own reference keeps it loaded
+  }
+  fn->signature = sig;
+  fn->threads = std::max(1, threads);
+  return fn;
+}
+
+LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
+                                const std::vector<void *> &outputs,
+                                std::string &error) {
+  const FunctionSignature &sig = signature;
+  if (inputs.size() != sig.inputs.size() ||
+      outputs.size() != sig.outputs.size()) {
+    error = sig.name + " takes " + std::to_string(sig.inputs.size()) +
+            " inputs and gives " + std::to_string(sig.outputs.size()) +
+            " outputs; called with " + std::to_string(inputs.size()) + " and " +
+            std::to_string(outputs.size());
+    return failure();
+  }
+  std::vector<std::vector<int64_t>> descs;
+  for (auto [in, data] : llvm::zip(sig.inputs, inputs)) {
+    size_t rank = in.shape.size();
+    std::vector<int64_t> d(getDescriptorWords(rank), 0);
+    d[0] = d[1] = reinterpret_cast<int64_t>(data);
+    int64_t stride = 1;
+    for (int r = (int)rank - 1; r >= 0; --r) {
+      d[3 + r] = in.shape[r];
+      d[3 + rank + r] = stride;
+      stride *= in.shape[r];
+    }
+    descs.push_back(std::move(d));
+  }
+  size_t resultWords = 0;
+  for (const HostTensor &out : sig.outputs)
+    resultWords += getDescriptorWords(out.shape.size());
+  std::vector<int64_t> result(std::max<size_t>(resultWords, 1), 0);
+  std::vector<void *> argPtrs;
+  for (auto &d : descs)
+    argPtrs.push_back(d.data());
+  void *resultPtr = result.data();
+  SmallVector<void *> packed;
+  if (!sig.outputs.empty())
+    packed.push_back(&resultPtr);
+  for (void *&p : argPtrs)
+    packed.push_back(&p);
+  if (engine->setThreads)
+    engine->setThreads(threads);
+  if (llvm::Error err = engine->engine->invokePacked(engine->entry, packed)) {
+    error = "calling " + engine->entry + " failed: " +
+            llvm::toString(std::move(err));
+    return failure();
+  }
+  // Results into the caller's buffers; the function's allocations freed
+  // once each (not inputs, globals or a buffer returned twice).
+  size_t w = 0;
+  llvm::SmallPtrSet<void *, 4> released;
+  void *globalMarker = reinterpret_cast<void *>(0xdeadbeef);
+  for (auto [out, dest] : llvm::zip(sig.outputs, outputs)) {
+    const int64_t *d = result.data() + w;
+    w += getDescriptorWords(out.shape.size());
+    size_t rank = out.shape.size();
+    size_t bytes = getElementBytes(out.elementType);
+    const char *aligned = reinterpret_cast<const char *>(d[1]);
+    int64_t offset = d[2];
+    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
+    int64_t n = getNumElements(out.shape);
+    bool dense = true;
+    for (int r = (int)rank - 1, expect = 1; r >= 0; --r) {
+      if (sizes[r] != 1 && strides[r] != expect)
+        dense = false;
+      expect *= sizes[r];
+    }
+    char *to = static_cast<char *>(dest);
+    if (dense) {
+      std::memcpy(to, aligned + offset * bytes, n * bytes);
+    } else {
+      std::vector<int64_t> idx(rank, 0);
+      for (int64_t linear = 0; linear < n; ++linear) {
+        int64_t pos = offset;
+        for (size_t r = 0; r < rank; ++r)
+          pos += idx[r] * strides[r];
+        std::memcpy(to + linear * bytes, aligned + pos * bytes, bytes);
+        for (int r = (int)rank - 1; r >= 0; --r) {
+          if (++idx[r] < sizes[r])
+            break;
+          idx[r] = 0;
+        }
+      }
+    }
+  }
+  w = 0;
+  for (const HostTensor &out : sig.outputs) {
+    void *allocated = reinterpret_cast<void *>(result[w]);
+    w += getDescriptorWords(out.shape.size());
+    if (!allocated || allocated == globalMarker ||
+        llvm::is_contained(inputs, allocated) ||
+        !released.insert(allocated).second)
+      continue;
+    std::free(allocated);
+  }
+  return success();
 }
 
 bool outputsMatch(const std::vector<HostTensor> &actual,

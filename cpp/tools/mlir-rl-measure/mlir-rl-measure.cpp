@@ -11,7 +11,7 @@
 // applied by the scheduler, lowered with mlir-rl-lower, JIT-compiled, run
 // on the same seeded inputs. Prints one line per result (Tuning/Measure.h).
 // A candidate stops as soon as one call takes longer than F x the best time
-// so far (`cut`); once B ms have passed, the remaining ones are `skipped`.
+// so far and 10 ms more than it (`cut`); once B ms have passed, the remaining ones are `skipped`.
 // Short functions get more than R timed calls, until they add up to M ms
 // (microsecond kernels are too noisy in five calls).
 // Runs in a process of its own, so that a candidate that crashes or hangs
@@ -240,7 +240,11 @@ int main(int argc, char **argv) {
     }
     if (crashAt && std::to_string(i) == crashAt)
       std::raise(SIGSEGV);
-    Result r = measure(*unit, *sig, o, schedules[i], o.cut * best, /*keep=*/true,
+    // The cut saves the time of slow candidates; below 10 ms over the best
+    // there is nothing to save, and one call of a short op (an OpenMP wake
+    // up, a page fault) must not end a candidate.
+    double abortAfter = std::max(o.cut * best, best + 0.01);
+    Result r = measure(*unit, *sig, o, schedules[i], abortAfter, /*keep=*/true,
                        o.warmup, o.runs);
     if (r.status == "ok") {
       double err;

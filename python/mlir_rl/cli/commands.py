@@ -116,7 +116,9 @@ class BenchCommand:
     file: Optional[str] = option(None, help="MLIR file", flags=("file",))
     schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy (--model).")
     suite: Optional[str] = option(None, help="run a suite (ops, unseen, odd, models, lqcd): the unscheduled "
-                                  "program, mlir-rl (the pass with the policy) and the --compare peers")
+                                  "program, mlir-rl (the pass with the policy) and the --compare peers; "
+                                  "torch-compile: whole models through torch.compile(backend="
+                                  "'mlir_rl') vs eager and inductor")
     compare: str = option("torch,inductor,iree,numpy",
                           help="peers for --suite (torch, inductor, iree, numpy)")
     model: str = option("", help="policy used without --schedule, and for --suite "
@@ -134,9 +136,18 @@ class BenchCommand:
                                  "(search=K per op), as the contender mlir-rl-search")
     tuning_db: str = option("", help="--suite with --search: the tuning database to use "
                                      "and fill")
+    kernels: str = option("", help="--suite: only these kernels (comma-separated names)")
 
 
 def cmd_bench(c: BenchCommand) -> int:
+    if c.suite == "torch-compile":
+        from mlir_rl.bench import torch_compile as tc
+        report = tc.run(runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
+                        tuning_db=c.tuning_db)
+        out = tc.save(report, c.out)
+        print(tc.markdown(report))
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}")
+        return 0 if all(r["mlir_rl_outputs_equal"] for r in report["models"]) else 3
     if c.suite:
         from mlir_rl.bench import peers
         if c.suite not in peers.SUITES or c.suite == "smoke":
@@ -148,7 +159,8 @@ def cmd_bench(c: BenchCommand) -> int:
             raise ValueError(f"unknown comparators {bad}; valid: {', '.join(peers.COMPARATORS)}")
         report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
                                  threads=c.threads, suite_name=c.suite, prepare=c.prepare,
-                                 search=c.search, tuning_db=c.tuning_db)
+                                 search=c.search, tuning_db=c.tuning_db,
+                                 only=tuple(k for k in c.kernels.split(",") if k))
         out = peers.save(report, c.out)
         print(peers.markdown(report))
         print(peers.summary(report))

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,41 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
                                      const FunctionSignature &signature,
                                      const TimingOptions &options,
                                      std::string &error);
+
+/// A lowered function compiled once and called many times on buffers the
+/// caller owns (the runtime of the torch.compile backend): inputs are read
+/// in place, results are copied into the caller's output buffers and the
+/// function's own allocations freed. Build the module with its arguments
+/// marked read-only (markArgumentsReadOnly) before lowering, or the code
+/// may write into them.
+class JitFunction {
+public:
+  static FailureOr<std::unique_ptr<JitFunction>>
+  compile(ModuleOp llvmModule, const FunctionSignature &signature,
+          int threads, std::string &error);
+  ~JitFunction();
+
+  const FunctionSignature &getSignature() const { return signature; }
+  /// `inputs[i]`: dense row-major data of signature.inputs[i]; `outputs[i]`:
+  /// a dense row-major buffer for signature.outputs[i]. Thread-compatible,
+  /// not thread-safe.
+  LogicalResult call(const std::vector<const void *> &inputs,
+                     const std::vector<void *> &outputs, std::string &error);
+
+private:
+  JitFunction() = default;
+  struct Engine;
+  std::unique_ptr<Engine> engine;
+  FunctionSignature signature;
+  int threads = 1;
+};
+
+/// Marks the arguments of the module's functions `bufferization.writable =
+/// false`: the lowering then never writes into a caller's buffer.
+void markArgumentsReadOnly(ModuleOp module);
+
+/// Bytes of one element of a HostTensor element type ("f32": 4).
+size_t getElementTypeBytes(const std::string &elementType);
 
 /// Whether `actual` equals `expected` up to reassociated float sums: per
 /// tensor, |a - e| <= atol + rtol * |e| with atol = atolScale * max(1,

@@ -1,0 +1,134 @@
+"""Whole models through ``torch.compile(model, backend="mlir_rl")`` against
+eager PyTorch and ``torch.compile`` (inductor), in one process, one model at
+a time (``mlir-rl bench --suite torch-compile``).
+
+Per model: eager's output is the reference; each contender's compile time
+is its first call; mlir_rl's second compile (dynamo reset, as in a new
+process) is served from the disk cache, and that is checked; then the
+median of ``runs`` calls after ``warmup``. Threads: ``torch.set_num_threads``
+(mlir_rl follows it).
+"""
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+MODELS = ("resnet18", "mobilenet_v2", "bert_layer", "gpt2_block")
+
+
+def _time(fn, x, warmup: int, runs: int) -> list[float]:
+    for _ in range(warmup):
+        fn(x)
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn(x)
+        ts.append(time.perf_counter() - t)
+    return ts
+
+
+def _flat(out):
+    from torch.utils._pytree import tree_flatten
+    return tree_flatten(out)[0]
+
+
+def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads: int = 2,
+        cache_dir: str = "", search: int = 0, tuning_db: str = "",
+        progress: bool = True) -> dict:
+    import os
+
+    import torch
+
+    from mlir_rl import dynamo as D
+    from mlir_rl.core import outputs_match
+    from mlir_rl.data import torch_models as TM
+
+    torch.set_num_threads(threads)
+    tmp = None
+    if not cache_dir:
+        tmp = tempfile.TemporaryDirectory(prefix="mlir-rl-tc-cache-")
+        cache_dir = tmp.name
+    os.environ["MLIR_RL_CACHE_DIR"] = cache_dir
+    backend = D.make_backend(search=search, tuning_db=tuning_db, cache_dir=cache_dir)
+    rows = []
+    for name in models:
+        model = TM.build(name)
+        x = TM.example_input(name)
+        row = {"name": name, "input": list(x.shape)}
+        with torch.no_grad():
+            ref = [r.double().numpy() for r in _flat(model(x))]
+            time.sleep(0.5)  # the JIT's OpenMP threads of the last model stop spinning
+            row["eager_ms"] = [t * 1e3 for t in _time(model, x, warmup, runs)]
+            for label, make in (("inductor", lambda: torch.compile(model)),
+                                ("mlir_rl", lambda: torch.compile(model, backend=backend))):
+                torch._dynamo.reset()
+                before = (D.stats.compiled, D.stats.disk_hits, D.stats.fallbacks)
+                f = make()
+                t = time.perf_counter()
+                out = f(x)
+                row[f"{label}_compile_s"] = time.perf_counter() - t
+                ok, err = outputs_match([o.double().numpy() for o in _flat(out)], ref,
+                                        rtol=1e-3, atol_scale=1e-3)
+                row[f"{label}_outputs_equal"] = ok
+                row[f"{label}_max_abs_error"] = err
+                if label == "mlir_rl":
+                    row["graphs"] = D.stats.compiled - before[0] + D.stats.disk_hits - before[1]
+                    row["fallbacks"] = D.stats.fallbacks - before[2]
+                    row["fallback_reasons"] = D.stats.reasons[before[2]:]
+                    torch._dynamo.reset()
+                    hits = D.stats.disk_hits
+                    f = make()
+                    t = time.perf_counter()
+                    f(x)
+                    row["mlir_rl_cached_compile_s"] = time.perf_counter() - t
+                    row["mlir_rl_cache_hits"] = D.stats.disk_hits - hits
+                row[f"{label}_ms"] = [t * 1e3 for t in _time(f, x, warmup, runs)]
+                time.sleep(0.5)
+        torch._dynamo.reset()
+        rows.append(row)
+        if progress:
+            print(_line(row), flush=True)
+    if tmp:
+        tmp.cleanup()
+    return {"suite": "torch-compile", "threads": threads, "runs": runs, "warmup": warmup,
+            "search": search, "host": platform.node(), "torch": torch.__version__,
+            "date": time.strftime("%Y-%m-%d"), "models": rows}
+
+
+def _med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def _line(r: dict) -> str:
+    e, i, m = _med(r["eager_ms"]), _med(r["inductor_ms"]), _med(r["mlir_rl_ms"])
+    return (f"{r['name']:<13} eager {e:8.2f} ms  inductor {i:8.2f} ms  mlir_rl {m:8.2f} ms  "
+            f"vs eager {e / m:5.2f}x  vs inductor {i / m:5.2f}x  "
+            f"compile {r['mlir_rl_compile_s']:.0f} s (cached {r['mlir_rl_cached_compile_s']:.1f} s, "
+            f"{r['mlir_rl_cache_hits']} hits)  outputs "
+            f"{'equal' if r['mlir_rl_outputs_equal'] else 'DIFFER'}  fallbacks {r['fallbacks']}")
+
+
+def markdown(report: dict) -> str:
+    lines = ["| model | eager ms | inductor ms | mlir_rl ms | vs eager | vs inductor | "
+             "mlir_rl compile s | cached s | outputs |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in report["models"]:
+        e, i, m = _med(r["eager_ms"]), _med(r["inductor_ms"]), _med(r["mlir_rl_ms"])
+        lines.append(f"| {r['name']} | {e:.2f} | {i:.2f} | {m:.2f} | {e / m:.2f}x | {i / m:.2f}x | "
+                     f"{r['mlir_rl_compile_s']:.0f} | {r['mlir_rl_cached_compile_s']:.1f} | "
+                     f"{'equal' if r['mlir_rl_outputs_equal'] else 'differ'}"
+                     f"{'' if not r['fallbacks'] else ', %d eager' % r['fallbacks']} |")
+    return "\n".join(lines)
+
+
+def save(report: dict, out_dir: str | Path) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "bench.md").write_text(markdown(report) + "\n")
+    return out

@@ -1,0 +1,334 @@
+"""PyTorch models through mlir-rl: the ``mlir_rl`` torch.compile backend and
+:func:`compile`.
+
+    compiled = torch.compile(model, backend="mlir_rl")   # registered entry point
+    compiled = mlir_rl.compile(model, example_inputs)     # one graph, weights frozen
+
+The path of a graph: ``torch.export`` (the FX graph) -> torch-mlir's FX
+importer, in a separate process (its MLIR is not ours) -> linalg on tensors
+-> ``mlir-rl-prepare`` -> ``linalg-rl-schedule`` (the shipped policy, or
+``search=K`` with a tuning database) in stock ``mlir-opt-22`` with the plugin
+-> ``mlir-rl-lower`` -> the JIT (``_core.compile_function``) -> a callable on
+torch tensors: inputs are read in place when contiguous, results are written
+into fresh tensors.
+
+Rules:
+- A graph that cannot be compiled (an op torch-mlir or the pass does not
+  handle, a dtype the JIT does not take, autograd, mutation) runs eagerly,
+  with one warning that says why and names the op where one is to blame.
+- Every compiled graph is run once on its example inputs and compared with
+  eager; a mismatch falls back to eager. It never returns a wrong result.
+- The scheduled IR is cached on disk by a hash of the graph, its input
+  specs (and frozen weights), the policy and the options
+  (``$MLIR_RL_CACHE_DIR`` or ``~/.cache/mlir-rl/torch``): a second compile
+  of the same graph, in any process, skips import and scheduling.
+- The compiled code runs at ``torch.get_num_threads()`` OpenMP threads, read
+  when the graph is compiled.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+_DTYPES = None  # torch dtype -> the JIT's element type name
+
+
+def _dtypes():
+    global _DTYPES
+    if _DTYPES is None:
+        import torch
+        _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int32: "i32",
+                   torch.int64: "i64"}
+    return _DTYPES
+
+
+@dataclass
+class Options:
+    search: int = 0              # >0: linalg-rl-schedule search=K (measured per op)
+    tuning_db: str = ""          # the tuning database (with search, or alone: lookups)
+    model: str = ""              # ONNX policy (default: the shipped one)
+    threads: int = 0             # 0: torch.get_num_threads()
+    cache_dir: str = ""          # "": $MLIR_RL_CACHE_DIR or ~/.cache/mlir-rl/torch
+    check: bool = True           # compare with eager once, on the example inputs
+    rtol: float = 1e-3           # the check's tolerance (outputs_match's rule)
+
+    def resolved_threads(self) -> int:
+        import torch
+        return self.threads or torch.get_num_threads()
+
+    def resolved_cache(self) -> Path:
+        return Path(self.cache_dir or os.environ.get("MLIR_RL_CACHE_DIR")
+                    or Path.home() / ".cache" / "mlir-rl" / "torch")
+
+
+@dataclass
+class Stats:
+    """What the backend did in this process."""
+    compiled: int = 0        # graphs imported and scheduled
+    disk_hits: int = 0       # graphs whose scheduled IR came from the cache
+    fallbacks: int = 0       # graphs left to eager
+    reasons: list[str] = field(default_factory=list)  # why, one per fallback
+    seconds: float = 0.0     # spent compiling (import, pass, JIT, check)
+
+
+stats = Stats()
+
+
+class CompileFailure(RuntimeError):
+    """Why a graph is left to eager (the message of the warning)."""
+
+
+@dataclass
+class CompiledGraph:
+    """A graph compiled by mlir-rl: call it like the graph."""
+    function: Any                 # _core.JitFunction
+    out_spec: Any                 # pytree spec of the graph's outputs
+    schedule: str                 # what the pass applied
+    key: str                      # the cache key
+    from_cache: bool
+
+    def __call__(self, *args):
+        import torch
+        from torch.utils._pytree import tree_unflatten
+        sig = self.function.signature
+        flat = []
+        for i, (a, spec) in enumerate(zip(args, sig["inputs"])):
+            if not isinstance(a, torch.Tensor):
+                raise TypeError(f"mlir_rl: input {i} is {type(a).__name__}, not a tensor")
+            flat.append(a.detach().contiguous())
+        outs = [torch.empty(o["shape"], dtype=_torch_dtype(o["dtype"])) for o in sig["outputs"]]
+        self.function(flat, outs)
+        return tree_unflatten(outs, self.out_spec)
+
+
+def _torch_dtype(name: str):
+    return {v: k for k, v in _dtypes().items()}[name]
+
+
+def _sha(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _tensor_bytes(t) -> bytes:
+    import torch
+    t = t.detach().contiguous().cpu()
+    return t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+
+
+def _check_inputs(inputs: Sequence[Any]) -> None:
+    import torch
+    for i, a in enumerate(inputs):
+        if not isinstance(a, torch.Tensor):
+            raise CompileFailure(f"input {i} is a {type(a).__name__}, not a tensor "
+                                 "(dynamic shapes and Python scalars are not supported)")
+        if a.device.type != "cpu":
+            raise CompileFailure(f"input {i} is on {a.device} (mlir-rl compiles for the CPU)")
+        if a.dtype not in _dtypes():
+            raise CompileFailure(f"input {i} has dtype {a.dtype} (the JIT takes float32, "
+                                 "float64, int32 and int64)")
+    if torch.is_grad_enabled() and any(a.requires_grad for a in inputs):
+        raise CompileFailure("the graph needs autograd (mlir-rl compiles inference: run it "
+                             "under torch.no_grad() or torch.inference_mode())")
+
+
+def _import(ep, workdir: Path) -> str:
+    """The exported program as linalg-on-tensors text (torch-mlir, in a
+    separate process)."""
+    import torch
+    program = workdir / "program.pt2"
+    torch.export.save(ep, program)
+    out = workdir / "imported.mlir"
+    script = Path(__file__).with_name("_torch_mlir_import.py")
+    r = subprocess.run([sys.executable, str(script), str(program), str(out)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("MLIR_RL_IMPORT_FAILED:")]
+        what = lines[-1].split(":", 1)[1].strip() if lines else "(no reason given)"
+        if "No module named 'torch_mlir'" in r.stderr:
+            raise CompileFailure("torch-mlir is not installed (pip install torch-mlir)")
+        raise CompileFailure(f"torch-mlir cannot import the graph: {what}")
+    return out.read_text()
+
+
+def _schedule(text: str, options: Options, threads: int) -> tuple[str, str]:
+    """The imported text through mlir-rl-prepare and linalg-rl-schedule, the
+    way users run them (stock mlir-opt-22 with the plugin)."""
+    from mlir_rl.core import ScheduleError
+    from mlir_rl.passes import run_pass
+    extra = []
+    if options.search:
+        extra += [f"search={options.search}", f"threads={threads}"]
+    if options.tuning_db:
+        extra += [f"tuning-db={options.tuning_db}", f"threads={threads}"]
+    try:
+        r = run_pass(text, model=options.model, extra=list(dict.fromkeys(extra)),
+                     name="graph", prepare=True)
+    except ScheduleError as e:
+        msg = str(e).strip().splitlines()
+        errors = [ln for ln in msg if "error:" in ln] or msg[-1:]
+        raise CompileFailure(f"the pass failed: {errors[0].strip()[:300]}") from e
+    return r.ir, r.schedule
+
+
+def _policy_id(options: Options) -> str:
+    from mlir_rl.core import default_model_path
+    path = Path(options.model) if options.model else default_model_path()
+    return _file_sha(path) if path.exists() else str(path)
+
+
+def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
+                     options: Optional[Options] = None, frozen: bool = False) -> CompiledGraph:
+    """Compile an exported program whose user inputs are
+    ``example_inputs``; ``reference`` (eager) gives the outputs the check
+    compares with. Raises CompileFailure when it cannot be compiled."""
+    import torch
+    import mlir_rl
+    from mlir_rl import _core
+    from mlir_rl.core import outputs_match
+    from torch.utils._pytree import tree_flatten
+
+    options = options or Options()
+    _check_inputs(example_inputs)
+    sig = ep.graph_signature
+    if sig.buffers_to_mutate or sig.user_inputs_to_mutate:
+        raise CompileFailure("the graph mutates its inputs or buffers")
+    threads = options.resolved_threads()
+    specs = [f"{tuple(a.shape)}:{a.dtype}" for a in example_inputs]
+    weights = b""
+    if frozen:
+        h = hashlib.sha256()
+        for name, t in sorted({**ep.state_dict, **ep.constants}.items()):
+            if isinstance(t, torch.Tensor):
+                h.update(name.encode())
+                h.update(_tensor_bytes(t))
+        weights = h.digest()
+    key = _sha(ep.graph_module.code, ",".join(specs), weights, mlir_rl.__version__,
+               torch.__version__, _policy_id(options), f"search={options.search}",
+               f"db={options.tuning_db}", f"threads={threads if options.search else 0}")
+    cache = options.resolved_cache()
+    ir_file, meta_file = cache / f"{key}.mlir", cache / f"{key}.json"
+    from_cache = ir_file.exists() and meta_file.exists()
+    if from_cache:
+        ir = ir_file.read_text()
+        schedule = json.loads(meta_file.read_text()).get("schedule", "")
+    else:
+        with tempfile.TemporaryDirectory(prefix="mlir-rl-torch-") as tmp:
+            text = _import(ep, Path(tmp))
+        ir, schedule = _schedule(text, options, threads)
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp_ir = ir_file.with_suffix(".tmp")
+        tmp_ir.write_text(ir)
+        tmp_ir.replace(ir_file)
+        meta_file.write_text(json.dumps({"schedule": schedule, "inputs": specs,
+                                         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+    try:
+        fn = _core.compile_function(ir, "forward", threads)
+    except ValueError as e:
+        raise CompileFailure(f"lowering or JIT compilation failed: {str(e)[:300]}") from e
+    out_spec = ep.call_spec.out_spec
+    compiled = CompiledGraph(fn, out_spec, schedule, key, from_cache)
+    n_out = len(fn.signature["outputs"])
+    if options.check:
+        with torch.no_grad():
+            expected, _ = tree_flatten(reference(*example_inputs))
+            if len(expected) != n_out or not all(isinstance(e, torch.Tensor) for e in expected):
+                raise CompileFailure("the graph returns something other than tensors")
+            got, _ = tree_flatten(compiled(*example_inputs))
+        ok, err = outputs_match([g.double().numpy() for g in got],
+                                [e.double().numpy() for e in expected],
+                                rtol=options.rtol, atol_scale=options.rtol)
+        if not ok:
+            raise CompileFailure(f"the compiled graph's outputs differ from eager "
+                                 f"(max abs error {err:.3g})")
+    return compiled
+
+
+def _fallback(reason: str, eager: Callable) -> Callable:
+    stats.fallbacks += 1
+    stats.reasons.append(reason)
+    warnings.warn(f"mlir_rl: running this graph eagerly: {reason}", RuntimeWarning, stacklevel=3)
+    return eager
+
+
+def make_backend(**kwargs) -> Callable:
+    """A torch.compile backend with options (see :class:`Options`):
+    ``torch.compile(m, backend=mlir_rl.dynamo.make_backend(search=8))``."""
+    options = Options(**kwargs)
+
+    def backend(gm, example_inputs):
+        import torch
+        start = time.perf_counter()
+        try:
+            _check_inputs(example_inputs)
+            ep = torch.export.export(gm, tuple(example_inputs), strict=False)
+            compiled = compile_exported(ep, example_inputs, gm, options)
+        except CompileFailure as e:
+            return _fallback(str(e), gm.forward)
+        except Exception as e:  # export errors: the graph is not ours to judge
+            return _fallback(f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
+                             gm.forward)
+        finally:
+            stats.seconds += time.perf_counter() - start
+        if compiled.from_cache:
+            stats.disk_hits += 1
+        else:
+            stats.compiled += 1
+        return compiled
+
+    return backend
+
+
+def backend(gm, example_inputs):
+    """The ``mlir_rl`` dynamo backend (entry point ``torch_dynamo_backends``)
+    with the default options."""
+    return make_backend()(gm, example_inputs)
+
+
+def compile(model, example_inputs: Sequence[Any], **kwargs) -> Callable:
+    """``model`` (an nn.Module or function of tensors) exported once with
+    ``example_inputs`` and compiled with its weights frozen as constants
+    (batch norm folds, the policy sees constant weights). Returns a callable
+    of the same inputs; it runs ``model`` eagerly, with a warning, when the
+    graph cannot be compiled. Weights changed later are not seen: compile
+    again."""
+    import torch
+    options = Options(**kwargs)
+    example_inputs = tuple(example_inputs)
+    start = time.perf_counter()
+    try:
+        _check_inputs(example_inputs)
+        with torch.no_grad():
+            ep = torch.export.export(model, example_inputs)
+        compiled = compile_exported(ep, example_inputs, model, options, frozen=True)
+    except CompileFailure as e:
+        return _fallback(str(e), model)
+    finally:
+        stats.seconds += time.perf_counter() - start
+    if compiled.from_cache:
+        stats.disk_hits += 1
+    else:
+        stats.compiled += 1
+    return compiled

@@ -1,0 +1,202 @@
+"""The torch.compile backend and mlir_rl.compile: PyTorch models through
+torch-mlir, mlir-rl-prepare, the pass, mlir-rl-lower and the JIT, compared
+with eager; the disk cache; fallbacks with a warning; the JIT's runtime
+(JitFunction) on caller-owned buffers."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from mlir_rl import _core
+from mlir_rl import dynamo as D
+
+
+class ConvBlock(nn.Module):
+    """conv -> batch norm -> relu -> pool -> linear, two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 8, 3, padding=1)
+        self.b = nn.BatchNorm2d(8)
+        self.l = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.b(self.c(x)))
+        return self.l(y.mean((2, 3))), y
+
+
+class Attention(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.n = nn.LayerNorm(d)
+
+    def forward(self, x):
+        a = torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2) / 4.0, dim=-1)
+        return self.n(x + nn.functional.gelu(a @ self.v(x)))
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIR_RL_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    D.stats.__init__()
+    yield
+    torch._dynamo.reset()
+
+
+def _model(cls):
+    torch.manual_seed(0)
+    m = cls().eval()
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.1, 0.1)
+                mod.running_var.uniform_(0.5, 1.5)
+    return m
+
+
+def test_jit_function_reads_inputs_in_place_and_writes_outputs():
+    text = """
+    func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %c: tensor<4x3xf32>)
+        -> (tensor<4x3xf32>, tensor<3x4xf32>) {
+      %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x3xf32>)
+                         outs(%c : tensor<4x3xf32>) -> tensor<4x3xf32>
+      %e = tensor.empty() : tensor<3x4xf32>
+      %t = linalg.transpose ins(%r : tensor<4x3xf32>) outs(%e : tensor<3x4xf32>) permutation = [1, 0]
+      return %r, %t : tensor<4x3xf32>, tensor<3x4xf32>
+    }"""
+    f = _core.compile_function(text, "", 2)
+    assert [o["shape"] for o in f.signature["outputs"]] == [[4, 3], [3, 4]]
+    a, b, c = torch.randn(4, 8), torch.randn(8, 3), torch.randn(4, 3)
+    c0 = c.clone()
+    o1, o2 = torch.empty(4, 3), torch.empty(3, 4)
+    f([a, b, c], [o1, o2])
+    assert torch.allclose(o1, c0 + a @ b, atol=1e-5)
+    assert torch.equal(o2, o1.T)
+    # The accumulator is the caller's: the code must not write into it.
+    assert torch.equal(c, c0)
+    # numpy arrays work as well.
+    n1, n2 = np.empty((4, 3), np.float32), np.empty((3, 4), np.float32)
+    f([a.numpy(), b.numpy(), c.numpy()], [n1, n2])
+    assert np.allclose(n1, o1.numpy())
+    with pytest.raises(ValueError, match="takes 3 inputs"):
+        f([a, b], [o1, o2])
+    with pytest.raises(ValueError, match="input 0 must be a contiguous 4x8xf32"):
+        f([a.double(), b, c], [o1, o2])
+    # A strided input is read through a contiguous copy; a strided output
+    # cannot take the results.
+    f([a.T.contiguous().T, b, c], [o1, o2])
+    assert torch.allclose(o1, c0 + a @ b, atol=1e-5)
+    with pytest.raises(TypeError):
+        f([a, b, c], [torch.empty(3, 4).T, o2])
+
+
+@pytest.mark.parametrize("cls,shape", [(ConvBlock, (2, 3, 12, 12)), (Attention, (2, 10, 16))])
+def test_torch_compile_backend_matches_eager_and_caches(cls, shape):
+    m = _model(cls)
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        ref = m(x)
+        out = torch.compile(m, backend="mlir_rl")(x)
+    ref, out = (ref, out) if isinstance(ref, tuple) else ((ref,), (out,))
+    for r, o in zip(ref, out):
+        assert o.shape == r.shape
+        assert torch.allclose(o, r, rtol=1e-4, atol=1e-4), (o - r).abs().max()
+    assert D.stats.compiled >= 1 and D.stats.fallbacks == 0, D.stats
+    # Another input, the same graph: the compiled code, not a recompile.
+    x2 = torch.randn(*shape)
+    with torch.no_grad():
+        out2 = torch.compile(m, backend="mlir_rl")(x2)
+        ref2 = m(x2)
+    out2 = out2 if isinstance(out2, tuple) else (out2,)
+    ref2 = ref2 if isinstance(ref2, tuple) else (ref2,)
+    assert all(torch.allclose(o, r, rtol=1e-4, atol=1e-4) for o, r in zip(out2, ref2))
+    # A fresh dynamo (as in a new process): served from the disk cache.
+    compiled_before = D.stats.compiled
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(m, backend="mlir_rl")(x)
+    assert D.stats.compiled == compiled_before and D.stats.disk_hits >= 1, D.stats
+
+
+def test_compile_freezes_weights_and_matches_eager():
+    m = _model(ConvBlock)
+    x = torch.randn(1, 3, 10, 10)
+    f = D.compile(m, [x])
+    assert isinstance(f, D.CompiledGraph) and f.schedule
+    with torch.no_grad():
+        ra, ry = m(x)
+    a, y = f(x)
+    assert torch.allclose(a, ra, rtol=1e-4, atol=1e-4)
+    assert torch.allclose(y, ry, rtol=1e-4, atol=1e-4)
+
+
+def test_unsupported_dtype_falls_back_with_one_warning():
+    def f(x):
+        return torch.relu(x) * 2
+
+    x = torch.randn(8, 8, dtype=torch.float16)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = torch.compile(f, backend="mlir_rl")(x)
+    assert torch.equal(out, f(x))
+    msgs = [str(i.message) for i in w if "mlir_rl" in str(i.message)]
+    assert len(msgs) == 1 and "float16" in msgs[0], msgs
+    assert D.stats.fallbacks == 1
+
+
+def test_autograd_falls_back_rather_than_dropping_gradients():
+    m = nn.Linear(4, 3)
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = torch.compile(m, backend="mlir_rl")(x)
+    out.sum().backward()          # gradients still flow: eager ran
+    assert m.weight.grad is not None
+    assert any("autograd" in str(i.message) for i in w)
+
+
+def test_an_op_torch_mlir_cannot_import_is_named(monkeypatch):
+    # Make the importer fail as it does on an unsupported op, and check the
+    # warning names it; the result comes from eager.
+    def fake_import(ep, workdir):
+        raise D.CompileFailure("torch-mlir cannot import the graph: torch.aten.fancy_op")
+
+    monkeypatch.setattr(D, "_import", fake_import)
+
+    def f(x):
+        return x.sin() + 1
+
+    x = torch.randn(5)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = torch.compile(f, backend="mlir_rl")(x)
+    assert torch.equal(out, f(x))
+    assert any("torch.aten.fancy_op" in str(i.message) for i in w)
+
+
+def test_a_wrong_result_is_never_returned(monkeypatch):
+    # A compiled graph whose outputs differ from eager (a broken schedule)
+    # is caught by the check and left to eager.
+    real = D._schedule
+
+    def broken(text, options, threads):
+        ir, schedule = real(text, options, threads)
+        return ir.replace("arith.addf", "arith.subf", 1), schedule
+
+    monkeypatch.setattr(D, "_schedule", broken)
+
+    def f(x, y):
+        return x + y
+
+    x, y = torch.randn(6, 6), torch.randn(6, 6)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = torch.compile(f, backend="mlir_rl")(x, y)
+    assert torch.equal(out, x + y)
+    assert any("differ from eager" in str(i.message) for i in w), [str(i.message) for i in w]
