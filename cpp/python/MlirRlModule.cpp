@@ -307,6 +307,8 @@ NB_MODULE(_core, m) {
       .def_ro("consumers", &OpInfo::consumers)
       .def_ro("loop_bounds", &OpInfo::loopBounds)
       .def_ro("iterators", &OpInfo::iterators)
+      .def_ro("indexing_maps", &OpInfo::indexingMaps)
+      .def_ro("operand_types", &OpInfo::operandTypes)
       .def_ro("history", &OpInfo::history)
       .def_ro("phase", &OpInfo::phase)
       .def_prop_ro("done",

@@ -186,12 +186,28 @@ std::unique_ptr<Program> Program::parse(const std::string &text,
 
 std::vector<OpInfo> Program::getOps() const {
   std::vector<OpInfo> out;
-  for (const OpRecord &r : impl->scheduler->getOps())
+  for (const OpRecord &r : impl->scheduler->getOps()) {
     out.push_back(OpInfo{r.id, r.name, getOpKindName(r.kind), r.function,
                          r.supported, r.reason, r.producerId, r.consumerIds,
                          r.loopBounds, r.iterators, r.state.history,
                          r.supported ? r.state.getPhase()
-                                     : DecisionPhase::Done});
+                                     : DecisionPhase::Done,
+                         {}, {}});
+    if (linalg::LinalgOp op = impl->scheduler->lookup(r.id)) {
+      for (AffineMap m : op.getIndexingMapsArray()) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "affine_map<" << m << ">";
+        out.back().indexingMaps.push_back(text);
+      }
+      for (Value v : op->getOperands()) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << v.getType();
+        out.back().operandTypes.push_back(text);
+      }
+    }
+  }
   return out;
 }
 

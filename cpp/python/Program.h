@@ -37,6 +37,11 @@ struct OpInfo {
   std::vector<std::string> iterators;
   std::vector<Action> history;
   DecisionPhase phase;
+  /// As printed by MLIR: one affine map per operand, and the operand types
+  /// (what an IREE tuning spec matches on). Empty for ops already
+  /// transformed.
+  std::vector<std::string> indexingMaps;
+  std::vector<std::string> operandTypes;
 };
 
 /// Legal choices now, in named parts (1 = allowed).

@@ -36,3 +36,11 @@ from mlir_rl.core import (  # noqa: F401
 from mlir_rl.paths import opt_path, plugin_path  # noqa: F401
 
 __version__ = "0.2.0"
+
+
+def compile(model, example_inputs, **options):
+    """``model`` compiled by mlir-rl for ``example_inputs`` (weights frozen;
+    see :func:`mlir_rl.dynamo.compile`). ``torch.compile(model,
+    backend="mlir_rl")`` is the other way in."""
+    from mlir_rl.dynamo import compile as _compile
+    return _compile(model, example_inputs, **options)

@@ -200,7 +200,7 @@ def _policy_id(options: Options) -> str:
 
 
 def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
-                     options: Optional[Options] = None, frozen: bool = False) -> CompiledGraph:
+                     options: Optional[Options] = None) -> CompiledGraph:
     """Compile an exported program whose user inputs are
     ``example_inputs``; ``reference`` (eager) gives the outputs the check
     compares with. Raises CompileFailure when it cannot be compiled."""
@@ -217,14 +217,14 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
         raise CompileFailure("the graph mutates its inputs or buffers")
     threads = options.resolved_threads()
     specs = [f"{tuple(a.shape)}:{a.dtype}" for a in example_inputs]
-    weights = b""
-    if frozen:
-        h = hashlib.sha256()
-        for name, t in sorted({**ep.state_dict, **ep.constants}.items()):
-            if isinstance(t, torch.Tensor):
-                h.update(name.encode())
-                h.update(_tensor_bytes(t))
-        weights = h.digest()
+    # What torch-mlir freezes into the IR: the weights (mlir_rl.compile) and
+    # the tensor constants a graph makes (a causal mask), by value.
+    h = hashlib.sha256()
+    for name, t in sorted({**ep.state_dict, **ep.constants}.items()):
+        if isinstance(t, torch.Tensor):
+            h.update(name.encode())
+            h.update(_tensor_bytes(t))
+    weights = h.digest()
     key = _sha(ep.graph_module.code, ",".join(specs), weights, mlir_rl.__version__,
                torch.__version__, _policy_id(options), f"search={options.search}",
                f"db={options.tuning_db}", f"threads={threads if options.search else 0}")
@@ -322,7 +322,7 @@ def compile(model, example_inputs: Sequence[Any], **kwargs) -> Callable:
         _check_inputs(example_inputs)
         with torch.no_grad():
             ep = torch.export.export(model, example_inputs)
-        compiled = compile_exported(ep, example_inputs, model, options, frozen=True)
+        compiled = compile_exported(ep, example_inputs, model, options)
     except CompileFailure as e:
         return _fallback(str(e), model)
     finally:

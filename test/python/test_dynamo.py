@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+import mlir_rl
 from mlir_rl import _core
 from mlir_rl import dynamo as D
 
@@ -127,7 +128,7 @@ def test_torch_compile_backend_matches_eager_and_caches(cls, shape):
 def test_compile_freezes_weights_and_matches_eager():
     m = _model(ConvBlock)
     x = torch.randn(1, 3, 10, 10)
-    f = D.compile(m, [x])
+    f = mlir_rl.compile(m, [x])
     assert isinstance(f, D.CompiledGraph) and f.schedule
     with torch.no_grad():
         ra, ry = m(x)

@@ -28,7 +28,7 @@ import numpy as np
 
 from mlir_rl.data import kernels as K
 
-COMPARATORS = ("torch", "inductor", "iree", "numpy")
+COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
 CONTENDERS = ("mlir-rl", "mlir-rl-search", *COMPARATORS)
 
 
@@ -269,7 +269,7 @@ def close_pool() -> None:
 
 
 def _run_peers(suite_name: str, name: str, inputs: list, ref, compare, runs: int,
-               warmup: int, threads: int) -> dict:
+               warmup: int, threads: int, spec: str = "") -> dict:
     """Time the peers on one kernel (in the peer process)."""
     import torch
     torch.set_num_threads(threads)
@@ -302,6 +302,15 @@ def _run_peers(suite_name: str, name: str, inputs: list, ref, compare, runs: int
                     fn = _iree_module(k.text, Path(d))
                     secs, out = _time(lambda: fn(*inputs), warmup, runs)
                     out = np.asarray(out.to_host() if hasattr(out, "to_host") else out)
+            elif c == "iree-spec":
+                if not spec:
+                    figures[c] = Figure("n/a", detail="no op the spec configures")
+                    continue
+                with tempfile.TemporaryDirectory() as d:
+                    fn, (matched, total) = _iree_module(k.text, Path(d), spec)
+                    secs, out = _time(lambda: fn(*inputs), warmup, runs)
+                    out = np.asarray(out.to_host() if hasattr(out, "to_host") else out)
+                    detail = f"; the spec configured {matched} of {total} dispatches"
             else:
                 raise ValueError(f"unknown comparator {c!r}; valid: {', '.join(COMPARATORS)}")
             ok, err = _close(out, ref)
@@ -311,8 +320,10 @@ def _run_peers(suite_name: str, name: str, inputs: list, ref, compare, runs: int
     return figures
 
 
-def _iree_module(text: str, workdir: Path):
-    """Compile with iree-compile (generic ops: IREE's MLIR is newer than 22)."""
+def _iree_module(text: str, workdir: Path, spec: str = ""):
+    """Compile with iree-compile (generic ops: IREE's MLIR is newer than 22);
+    with ``spec``, an IREE tuning spec (mlir-rl iree-spec): then also
+    returns (dispatches it configured, dispatches)."""
     import iree.runtime as ireert
 
     from mlir_rl.paths import mlir_opt_path
@@ -323,17 +334,25 @@ def _iree_module(text: str, workdir: Path):
     if r.returncode:
         raise RuntimeError(f"generalization failed: {r.stderr[-500:]}")
     vmfb = workdir / "module.vmfb"
-    r = subprocess.run(["iree-compile", str(src), "-o", str(vmfb),
-                        "--iree-hal-target-device=local",
-                        "--iree-hal-local-target-device-backends=llvm-cpu",
-                        "--iree-llvmcpu-target-cpu=host"], capture_output=True, text=True)
+    args = ["iree-compile", str(src), "-o", str(vmfb), "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+    if spec:
+        (workdir / "spec.mlir").write_text(spec)
+        args += [f"--iree-codegen-tuning-spec-path={workdir / 'spec.mlir'}",
+                 f"--iree-hal-dump-executable-configurations-to={workdir / 'configs'}"]
+    r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"iree-compile failed: {r.stderr[:400]}")
+    matched = None
+    if spec:
+        from mlir_rl.iree_spec import count_matches
+        matched = count_matches(workdir / "configs")
     config = ireert.Config("local-task")
     ctx = ireert.SystemContext(config=config)
     vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb.read_bytes())
     ctx.add_vm_module(vm_module)
-    return ctx.modules.module["main"]
+    fn = ctx.modules.module["main"]
+    return (fn, matched) if spec else fn
 
 
 def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int = 5,
@@ -421,10 +440,19 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         # each parallel region, and would take the cores of PyTorch's and
         # numpy's thread pools: PyTorch's depthwise convolution measured
         # 100x slower without this wait).
+        spec = ""
+        if "iree-spec" in compare:
+            from mlir_rl.iree_spec import write_spec
+            try:
+                written = write_spec(k.text, model=model, name=k.name)
+                spec = written.text if written.matched else ""
+            except ScheduleError as e:
+                res.figures["iree-spec"] = Figure("failed", detail=str(e)[-500:])
         time.sleep(0.3)
         res.figures.update(_peer_pool().apply(
-            _run_peers, (suite_name, k.name, inputs, ref, compare, runs, warmup,
-                         threads)))
+            _run_peers, (suite_name, k.name, inputs, ref,
+                         tuple(c for c in compare if c not in res.figures), runs, warmup,
+                         threads, spec)))
         results.append(res)
     close_pool()
     return {
@@ -449,6 +477,8 @@ def summary(report: dict) -> str:
     where every contender ran), and the tuning time per op with search."""
     kernels = report["kernels"]
     comps = [c for c in CONTENDERS if any(c in k["figures"] for k in kernels)]
+    spec = "iree-spec" in comps
+    comps = [c for c in comps if c != "iree-spec"]
     usable = [k for k in kernels if k["figures"]["unscheduled"]["status"] == "ok"
               and all(k["figures"].get(c, {}).get("status") == "ok" for c in comps)]
     lines = [f"geomean speedup over unscheduled ({len(usable)} of {len(kernels)} kernels "
@@ -459,6 +489,15 @@ def summary(report: dict) -> str:
         worst = min(sp, default=0.0)
         lines.append(f"  {c:<15} {statistics.geometric_mean(sp) if sp else 0.0:7.2f}x "
                      f"(lowest {worst:.2f}x)")
+    if spec:
+        both = [k for k in kernels if k["figures"].get("iree-spec", {}).get("status") == "ok"
+                and k["figures"].get("iree", {}).get("status") == "ok"]
+        ratios = [k["figures"]["iree"]["median_ms"] / k["figures"]["iree-spec"]["median_ms"]
+                  for k in both]
+        lines.append(f"IREE with mlir-rl's tuning spec vs stock IREE on the {len(both)} kernels "
+                     f"it configured: geomean {statistics.geometric_mean(ratios) if ratios else 0:.2f}x"
+                     + "".join(f"; {k['name']} {r:.2f}x ({k['figures']['iree-spec']['detail'].split('; ')[-1]})"
+                               for k, r in zip(both, ratios)))
     ops = [s for k in kernels for s in k.get("tuning", {}).get("op_seconds", [])]
     if ops:
         q = statistics.quantiles(ops, n=10) if len(ops) > 1 else [ops[0]] * 9

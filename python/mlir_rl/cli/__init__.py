@@ -16,6 +16,7 @@
   mlir-rl fuzz --minutes 30             differential fuzzing; failures shrunk to reproducers
   mlir-rl tune FILE --db DB --search 8   measure the policy's 8 best schedules per op, remember winners
   mlir-rl db show|export|merge DB...     inspect and share tuning databases
+  mlir-rl iree-spec FILE -o spec.mlir    an IREE tuning spec with the policy's tile sizes
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout and the legality config (JSON)
 

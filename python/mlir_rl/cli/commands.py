@@ -528,6 +528,38 @@ def cmd_tune(c: TuneConfig) -> int:
 
 
 @dataclass
+class IreeSpecConfig:
+    """Write an IREE tuning spec with the policy's tile sizes for FILE's
+    contractions (distribution = the TP tiles, vector tiles = the inner T
+    tiles): iree-compile FILE --iree-codegen-tuning-spec-path=SPEC. The
+    report (stderr) says what each op gets, or why it is left to IREE."""
+
+    file: str = option(help="MLIR file (linalg on tensors, as given to IREE)", flags=("file",))
+    output: Optional[str] = option(None, help="write the spec here (default: stdout)",
+                                   flags=("-o", "--output"))
+    model: str = option("", help="the policy (default: the shipped one)")
+    search: int = option(0, help="take the schedules from compile-time tuning (search=K)")
+    db: Optional[str] = option(None, help="a tuning database to look schedules up in / fill")
+    threads: int = option(CPUS, help="with --search/--db: the thread count of the key")
+
+
+def cmd_iree_spec(c: IreeSpecConfig) -> int:
+    from mlir_rl.core import read_text
+    from mlir_rl.iree_spec import write_spec
+    extra = []
+    if c.search:
+        extra += [f"search={c.search}", f"threads={c.threads}"]
+    if c.db:
+        extra += [f"tuning-db={c.db}"] + ([] if c.search else [f"threads={c.threads}"])
+    spec = write_spec(read_text(c.file), model=c.model, extra=tuple(extra), name=c.file)
+    print(spec.report(), file=sys.stderr)
+    print(f"{len(spec.matched)} ops configured for IREE; the others are left to IREE's own "
+          "choice", file=sys.stderr)
+    _write_output(spec.text, c.output)
+    return 0
+
+
+@dataclass
 class DbConfig:
     """Inspect and share tuning databases: `show DB` (per host and
     context, then each winner), `export DB [-o FILE]` (JSON), `merge INTO
@@ -600,6 +632,8 @@ COMMANDS: dict[str, Command] = {
     "tune": ("schedule FILE with the policy's proposals measured per op; a tuning database "
              "remembers the winners", TuneConfig, cmd_tune),
     "db": ("show, export or merge tuning databases", DbConfig, cmd_db),
+    "iree-spec": ("write an IREE tuning spec with the policy's tile sizes (iree-compile "
+                  "--iree-codegen-tuning-spec-path=SPEC)", IreeSpecConfig, cmd_iree_spec),
     "plugin-path": ("print the path of libMlirRL.so", NoOptions, cmd_plugin_path),
     "opt-path": ("print the path of mlir-rl-opt", NoOptions, cmd_opt_path),
     "layout": ("print the feature layout and the legality config as JSON", NoOptions, cmd_layout),
