@@ -61,6 +61,7 @@ class Options:
     threads: int = 0             # 0: torch.get_num_threads()
     cache_dir: str = ""          # "": $MLIR_RL_CACHE_DIR or ~/.cache/mlir-rl/torch
     check: bool = True           # compare with eager once, on the example inputs
+    freeze: bool = True          # backend: the module's weights as constants (guarded)
     rtol: float = 1e-3           # the check's tolerance (outputs_match's rule)
 
     def resolved_threads(self) -> int:
@@ -273,6 +274,71 @@ def _fallback(reason: str, eager: Callable) -> Callable:
     return eager
 
 
+def _weight_inputs(gm, example_inputs) -> list[int]:
+    """The graph inputs that are the module's parameters and buffers (dynamo
+    passes them as inputs: placeholders named ``..._parameters_...`` and
+    ``..._buffers_...``)."""
+    import torch
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(names) != len(example_inputs):
+        return []
+    return [i for i, (n, a) in enumerate(zip(names, example_inputs))
+            if isinstance(a, torch.nn.Parameter) or "_parameters_" in n or "_buffers_" in n]
+
+
+def _Frozen(gm, example_inputs, weights):
+    """``gm`` with its weight inputs bound as buffers (torch.export lifts
+    them, torch-mlir freezes them into the IR): a module of the other
+    inputs."""
+    import torch
+
+    class Frozen(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gm = gm
+            self.count = len(example_inputs)
+            self.index = {i: j for j, i in enumerate(weights)}
+            self.tensors = [example_inputs[i] for i in weights]
+            self.versions = [t._version for t in self.tensors]
+            for j, i in enumerate(weights):
+                self.register_buffer(f"w{j}", example_inputs[i].detach())
+
+        def forward(self, *user):
+            it = iter(user)
+            args = [getattr(self, f"w{self.index[i]}") if i in self.index else next(it)
+                    for i in range(self.count)]
+            return self.gm(*args)
+
+    return Frozen()
+
+
+class _Guarded:
+    """A graph compiled with its weights frozen: runs the compiled code
+    while the weights passed are the tensors it was compiled with, unchanged
+    (same storage, same version); otherwise eager, with one warning."""
+
+    def __init__(self, compiled: CompiledGraph, frozen, gm):
+        self.compiled, self.frozen, self.gm = compiled, frozen, gm
+        self.warned = False
+        self.from_cache = compiled.from_cache
+        self.schedule = compiled.schedule
+
+    def __call__(self, *args):
+        f = self.frozen
+        for j, i in enumerate(f.index):
+            a = args[i]
+            if a is not f.tensors[j] and a.data_ptr() != f.tensors[j].data_ptr() \
+                    or a._version != f.versions[j]:
+                if not self.warned:
+                    self.warned = True
+                    warnings.warn("mlir_rl: the module's weights changed since this graph was "
+                                  "compiled with them frozen: running it eagerly (compile again, "
+                                  "or use make_backend(freeze=False))", RuntimeWarning,
+                                  stacklevel=2)
+                return self.gm(*args)
+        return self.compiled(*[a for i, a in enumerate(args) if i not in f.index])
+
+
 def make_backend(**kwargs) -> Callable:
     """A torch.compile backend with options (see :class:`Options`):
     ``torch.compile(m, backend=mlir_rl.dynamo.make_backend(search=8))``."""
@@ -283,8 +349,16 @@ def make_backend(**kwargs) -> Callable:
         start = time.perf_counter()
         try:
             _check_inputs(example_inputs)
-            ep = torch.export.export(gm, tuple(example_inputs), strict=False)
-            compiled = compile_exported(ep, example_inputs, gm, options)
+            weights = _weight_inputs(gm, example_inputs) if options.freeze else []
+            if weights:
+                frozen = _Frozen(gm, example_inputs, weights)
+                user = [a for i, a in enumerate(example_inputs) if i not in frozen.index]
+                with torch.no_grad():
+                    ep = torch.export.export(frozen, tuple(user), strict=False)
+                compiled = _Guarded(compile_exported(ep, user, frozen, options), frozen, gm)
+            else:
+                ep = torch.export.export(gm, tuple(example_inputs), strict=False)
+                compiled = compile_exported(ep, example_inputs, gm, options)
         except CompileFailure as e:
             return _fallback(str(e), gm.forward)
         except Exception as e:  # export errors: the graph is not ours to judge

@@ -6,7 +6,9 @@ IREE (3.13, llvm-cpu) runs a transform-dialect library given with
 dispatch before choosing its own configuration; an op the spec annotates
 with ``compilation_info`` keeps that configuration. The spec written here has
 one matcher per contraction the policy scheduled (``transform.iree.match.
-contraction`` with the op's indexing maps, element types and sizes) and
+contraction`` with the op's element types and its batch, m, n and k sizes:
+IREE folds transposes into a dispatch's operands, so the layout is not
+matched) and
 gives it:
 
 - ``distribution`` = the sizes of the policy's ``TP``/``TF`` (IREE's
@@ -110,6 +112,11 @@ def _roles(info) -> Optional[dict]:
              "k": [i for i in red if i in lhs and i in rhs]}
     if not roles["m"] or not roles["n"] or len(roles["k"]) != len(red):
         return None
+    # IREE matches by role and size, whatever layout its dispatch gives the
+    # operands (it folds transposes into them); the configuration is in
+    # loop order, so ours must be the canonical one: batch, m, n, k.
+    if roles["batch"] + roles["m"] + roles["n"] + roles["k"] != list(loops):
+        return None
     return roles
 
 
@@ -123,7 +130,8 @@ def config_for(info, actions) -> tuple[Optional[dict], str]:
         return None, "the policy interchanged its loops"
     if _roles(info) is None:
         kind = info.kind
-        return None, f"not a contraction ({kind})"
+        return None, (f"not a contraction in batch, m, n, k loop order ({kind})"
+                      if kind == "contraction" else f"not a contraction ({kind})")
     n = len(info.loop_bounds)
     dist = [0] * n
     inner = None
@@ -154,7 +162,6 @@ def _matcher(name: str, info, config: dict) -> str:
     roles = _roles(info)
     sizes = {r: [info.loop_bounds[i] for i in roles[r]] for r in roles}
     lt, rt, ot = (_element(t) for t in info.operand_types[:3])
-    maps = ",\n                         ".join(info.indexing_maps)
 
     def lst(v):
         return "[" + ", ".join(str(x) for x in v) + "]"
@@ -165,8 +172,7 @@ def _matcher(name: str, info, config: dict) -> str:
       -> (!transform.any_op, !transform.any_param) {{
     transform.match.operation_name %op ["linalg.generic", "linalg.matmul", "linalg.batch_matmul"] : !transform.any_op
     %batch, %m, %n, %k = transform.iree.match.contraction %op,
-        lhs_type = {lt}, rhs_type = {rt}, output_type = {ot},
-        indexing_maps = [{maps}]
+        lhs_type = {lt}, rhs_type = {rt}, output_type = {ot}
         : !transform.any_op -> !transform.param<i64>
     transform.iree.match.dims_equal %batch, {lst(sizes['batch'])} : !transform.param<i64>
     transform.iree.match.dims_equal %m, {lst(sizes['m'])} : !transform.param<i64>
@@ -206,9 +212,11 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
         entries.append(entry)
         if not config:
             continue
-        # Two ops of the same signature match the same dispatches: the
-        # first (in the pass's order) gives the configuration.
-        key = (tuple(info.indexing_maps), tuple(info.operand_types))
+        # Two ops of the same sizes match the same dispatches: the first
+        # (in the pass's order) gives the configuration.
+        roles = _roles(info)
+        key = (tuple(tuple(info.loop_bounds[i] for i in roles[r]) for r in roles),
+               tuple(_element(t) for t in info.operand_types[:3]))
         if key in seen:
             entry.skipped = f"same signature as op {seen[key]}, whose configuration it gets"
             entry.config = None

@@ -125,6 +125,31 @@ def test_torch_compile_backend_matches_eager_and_caches(cls, shape):
     assert D.stats.compiled == compiled_before and D.stats.disk_hits >= 1, D.stats
 
 
+def test_backend_freezes_weights_and_notices_when_they_change():
+    m = _model(ConvBlock)
+    x = torch.randn(1, 3, 10, 10)
+    f = torch.compile(m, backend="mlir_rl")
+    with torch.no_grad():
+        a, _ = f(x)
+        assert torch.allclose(a, m(x)[0], rtol=1e-4, atol=1e-4)
+        m.l.weight.mul_(2.0)                 # an in-place update of a weight
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a2, _ = f(x)
+        assert torch.allclose(a2, m(x)[0], rtol=1e-4, atol=1e-4)
+        assert not torch.allclose(a2, a)
+        assert any("weights changed" in str(i.message) for i in w)
+    # Unfrozen, the weights are inputs: an update is simply used.
+    torch._dynamo.reset()
+    g = torch.compile(m, backend=D.make_backend(freeze=False))
+    with torch.no_grad():
+        b, _ = g(x)
+        m.l.weight.mul_(0.5)
+        b2, _ = g(x)
+        assert torch.allclose(b2, m(x)[0], rtol=1e-4, atol=1e-4)
+        assert not torch.allclose(b, b2)
+
+
 def test_compile_freezes_weights_and_matches_eager():
     m = _model(ConvBlock)
     x = torch.randn(1, 3, 10, 10)

@@ -34,8 +34,14 @@ static bool isCopiedDefinition(Operation *def) {
   auto constant = dyn_cast<arith::ConstantOp>(def);
   if (!constant)
     return false;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  return !dense || dense.isSplat() || dense.getNumElements() <= 64;
+  // Scalars, splats and small tensors; not a large dense or
+  // dense_resource tensor (an imported model's weights, megabytes of hex).
+  auto elements = dyn_cast<ElementsAttr>(constant.getValue());
+  if (!elements)
+    return true;
+  if (auto dense = dyn_cast<DenseElementsAttr>(elements); dense && dense.isSplat())
+    return true;
+  return elements.getNumElements() <= 64;
 }
 
 /// A type the measurement can feed with random values.
