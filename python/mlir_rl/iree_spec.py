@@ -123,10 +123,11 @@ def _roles(info) -> Optional[dict]:
 def config_for(info, actions) -> tuple[Optional[dict], str]:
     """The lowering_config of one op from its actions; (None, why) when it
     is left to IREE."""
-    mnemonics = [a.info.mnemonic for a in actions]
-    if "V" not in mnemonics:
+    from mlir_rl.core import ActionKind
+    kinds = [a.kind for a in actions]
+    if ActionKind.VECTORIZATION not in kinds:
         return None, "the policy did not vectorize it"
-    if "I" in mnemonics:
+    if ActionKind.INTERCHANGE in kinds:
         return None, "the policy interchanged its loops"
     if _roles(info) is None:
         kind = info.kind
@@ -136,10 +137,11 @@ def config_for(info, actions) -> tuple[Optional[dict], str]:
     dist = [0] * n
     inner = None
     for a in actions:
-        m = a.info.mnemonic
-        if m in ("TP", "TF") and not any(dist):
+        # The parallelizing tiling (TP, TF) distributes; the first plain
+        # tiling after it is the tile the policy vectorizes.
+        if a.info.parallelizes and not any(dist):
             dist = list(a.sizes)
-        elif m == "T" and inner is None:
+        elif a.kind == ActionKind.TILING and inner is None:
             inner = list(a.sizes)
     if inner is None:
         inner = list(dist)

@@ -133,5 +133,14 @@ def db_summary(entries: list[dict]) -> list[dict]:
         rows.append({"host": host, "context": context, "winners": len(es),
                      "measurements": sum(e["measurements"] for e in es),
                      "geomean_speedup": statistics.geometric_mean(speedups) if speedups else 0.0,
-                     "nt": sum(e["schedule"] == "NT" for e in es)})
+                     "nt": sum(_is_nt(e["schedule"]) for e in es)})
     return rows
+
+
+def _is_nt(schedule: str) -> bool:
+    """A winner that leaves its op unscheduled (parsed by the C++ grammar)."""
+    from mlir_rl.core import ActionKind, parse_action
+    try:
+        return parse_action(schedule).kind == ActionKind.NO_TRANSFORMATION
+    except Exception:  # noqa: BLE001 - a schedule of several actions
+        return False
