@@ -150,20 +150,21 @@ double loadElement(const char *base, int64_t index, const std::string &type) {
   return (double)reinterpret_cast<const int64_t *>(base)[index];
 }
 
-/// Copies a strided memref (descriptor words `d`) into `out.data`.
-void copyOut(const int64_t *d, HostTensor &out) {
-  size_t rank = out.shape.size();
-  const char *aligned = reinterpret_cast<const char *>(d[1]);
-  int64_t offset = d[2];
+/// Calls `fn(linear, position)` for each element of the strided memref of
+/// descriptor words `d` (rank `rank`) in row-major order: its index in a
+/// dense copy and its element offset from the aligned pointer.
+template <typename Fn>
+void forEachElement(const int64_t *d, size_t rank, Fn fn) {
   const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-  int64_t n = getNumElements(out.shape);
-  out.data.resize(n);
+  int64_t n = 1;
+  for (size_t r = 0; r < rank; ++r)
+    n *= sizes[r];
   std::vector<int64_t> idx(rank, 0);
   for (int64_t linear = 0; linear < n; ++linear) {
-    int64_t pos = offset;
+    int64_t pos = d[2];
     for (size_t r = 0; r < rank; ++r)
       pos += idx[r] * strides[r];
-    out.data[linear] = loadElement(aligned, pos, out.elementType);
+    fn(linear, pos);
     for (int r = (int)rank - 1; r >= 0; --r) {
       if (++idx[r] < sizes[r])
         break;
@@ -172,6 +173,78 @@ void copyOut(const int64_t *d, HostTensor &out) {
   }
 }
 
+/// Copies a strided memref (descriptor words `d`) into `out.data`.
+void copyOut(const int64_t *d, HostTensor &out) {
+  const char *aligned = reinterpret_cast<const char *>(d[1]);
+  out.data.resize(getNumElements(out.shape));
+  forEachElement(d, out.shape.size(), [&](int64_t linear, int64_t pos) {
+    out.data[linear] = loadElement(aligned, pos, out.elementType);
+  });
+}
+
+/// The descriptor words of a dense row-major buffer of `shape`.
+std::vector<int64_t> makeDescriptor(const std::vector<int64_t> &shape,
+                                    const void *data) {
+  size_t rank = shape.size();
+  std::vector<int64_t> d(getDescriptorWords(rank), 0);
+  d[0] = d[1] = reinterpret_cast<int64_t>(data);
+  int64_t stride = 1;
+  for (int r = (int)rank - 1; r >= 0; --r) {
+    d[3 + r] = shape[r];
+    d[3 + rank + r] = stride;
+    stride *= shape[r];
+  }
+  return d;
+}
+
+/// The arguments of a packed call of a `_mlir_ciface_` function: one
+/// descriptor per input, room for the results' descriptors. Refers to
+/// itself: not copyable.
+struct PackedCall {
+  std::vector<std::vector<int64_t>> inputs; // descriptors
+  std::vector<int64_t> result;              // the results' descriptors
+  std::vector<void *> argPtrs;
+  void *resultPtr = nullptr;
+  SmallVector<void *> packed;
+
+  PackedCall(const FunctionSignature &sig, ArrayRef<const void *> data) {
+    for (auto [in, ptr] : llvm::zip(sig.inputs, data))
+      inputs.push_back(makeDescriptor(in.shape, ptr));
+    size_t resultWords = 0;
+    for (const HostTensor &out : sig.outputs)
+      resultWords += getDescriptorWords(out.shape.size());
+    result.assign(std::max<size_t>(resultWords, 1), 0);
+    for (auto &d : inputs)
+      argPtrs.push_back(d.data());
+    resultPtr = result.data();
+    if (!sig.outputs.empty())
+      packed.push_back(&resultPtr);
+    for (void *&p : argPtrs)
+      packed.push_back(&p);
+  }
+  PackedCall(const PackedCall &) = delete;
+  PackedCall &operator=(const PackedCall &) = delete;
+
+  /// Frees the results' allocations (malloc'd by the lowered code), except
+  /// those that are (views of) an input, a global (upstream's 0xdeadbeef
+  /// marker), or a buffer returned twice: each allocation once.
+  void releaseResults(const FunctionSignature &sig,
+                      ArrayRef<const void *> inputData) {
+    size_t w = 0;
+    llvm::SmallPtrSet<void *, 4> released;
+    void *globalMarker = reinterpret_cast<void *>(0xdeadbeef);
+    for (const HostTensor &out : sig.outputs) {
+      void *allocated = reinterpret_cast<void *>(result[w]);
+      w += getDescriptorWords(out.shape.size());
+      if (!allocated || allocated == globalMarker ||
+          llvm::is_contained(inputData, allocated) ||
+          !released.insert(allocated).second)
+        continue;
+      std::free(allocated);
+    }
+  }
+};
+
 void initializeLLVMOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -179,21 +252,23 @@ void initializeLLVMOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
   });
 }
-} // namespace
 
-FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
-                                     const FunctionSignature &sig,
-                                     const TimingOptions &options,
-                                     std::string &error) {
+std::string getOpenMPLibrary() {
+  return std::string(MLIR_RL_LLVM_LIBDIR) + "/libomp.so";
+}
+
+/// JIT-compiles the lowered module at -O3 with the runner utils and
+/// OpenMP runtime loaded; null with `error` on failure.
+std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
+                                              std::string &error) {
   initializeLLVMOnce();
   MLIRContext *ctx = llvmModule.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
-
-  std::string libDir = MLIR_RL_LLVM_LIBDIR;
-  std::string runnerUtils = libDir + "/libmlir_c_runner_utils.so";
-  std::string omp = libDir + "/libomp.so";
+  std::string runnerUtils =
+      std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so";
+  std::string omp = getOpenMPLibrary();
   SmallVector<StringRef> libs = {runnerUtils, omp};
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
                                                /*sizeLevel=*/0, nullptr);
@@ -206,26 +281,42 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
   if (!maybeEngine) {
     error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
-    return failure();
+    return nullptr;
   }
   std::unique_ptr<ExecutionEngine> engine = std::move(*maybeEngine);
   engine->initialize();
+  return engine;
+}
 
-  // The OpenMP runtime the JIT loaded: fix its thread count.
-  if (void *handle = dlopen(omp.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    using SetThreads = void (*)(int);
-    if (auto set = reinterpret_cast<SetThreads>(
-            dlsym(handle, "omp_set_num_threads")))
-      set(std::max(1, options.threads));
+using SetThreadsFn = void (*)(int);
+/// omp_set_num_threads of the OpenMP runtime the JIT loaded (null if it is
+/// not loaded); the engine's own reference keeps it loaded.
+SetThreadsFn getSetThreads() {
+  SetThreadsFn set = nullptr;
+  if (void *handle = dlopen(getOpenMPLibrary().c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    set = reinterpret_cast<SetThreadsFn>(dlsym(handle, "omp_set_num_threads"));
     dlclose(handle);
   }
+  return set;
+}
+} // namespace
 
-  // Inputs: aligned buffers with seeded random values, and their descriptors.
-  std::vector<void *> buffers;
-  std::vector<std::vector<int64_t>> inputDescs;
+FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
+                                     const FunctionSignature &sig,
+                                     const TimingOptions &options,
+                                     std::string &error) {
+  std::unique_ptr<ExecutionEngine> engine = createEngine(llvmModule, error);
+  if (!engine)
+    return failure();
+  // The OpenMP runtime the JIT loaded: fix its thread count.
+  if (SetThreadsFn set = getSetThreads())
+    set(std::max(1, options.threads));
+
+  // Inputs: aligned buffers with seeded random values.
+  std::vector<const void *> buffers;
   auto freeAll = [&]() {
-    for (void *b : buffers)
-      std::free(b);
+    for (const void *b : buffers)
+      std::free(const_cast<void *>(b));
   };
   for (auto [i, in] : llvm::enumerate(sig.inputs)) {
     size_t bytes = std::max<size_t>(
@@ -234,51 +325,11 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
     void *data = std::aligned_alloc(64, bytes);
     buffers.push_back(data);
     fillRandom(data, in, options.seed * 1000003ull + i);
-    size_t rank = in.shape.size();
-    std::vector<int64_t> d(getDescriptorWords(rank), 0);
-    d[0] = d[1] = reinterpret_cast<int64_t>(data);
-    int64_t stride = 1;
-    for (int r = (int)rank - 1; r >= 0; --r) {
-      d[3 + r] = in.shape[r];
-      d[3 + rank + r] = stride;
-      stride *= in.shape[r];
-    }
-    inputDescs.push_back(std::move(d));
   }
-  size_t resultWords = 0;
-  for (const HostTensor &out : sig.outputs)
-    resultWords += getDescriptorWords(out.shape.size());
-  std::vector<int64_t> result(std::max<size_t>(resultWords, 1), 0);
-
-  std::vector<void *> argPtrs;
-  for (auto &d : inputDescs)
-    argPtrs.push_back(d.data());
-  void *resultPtr = result.data();
-  SmallVector<void *> packed;
-  if (!sig.outputs.empty())
-    packed.push_back(&resultPtr);
-  for (void *&p : argPtrs)
-    packed.push_back(&p);
+  PackedCall call(sig, buffers);
+  auto releaseOutputs = [&]() { call.releaseResults(sig, buffers); };
 
   std::string entry = "_mlir_ciface_" + sig.name;
-  // Outputs are malloc'd by the lowered code, except those that are (views
-  // of) an input, a global (upstream's 0xdeadbeef marker), or a buffer
-  // returned twice: each allocation is freed once.
-  auto releaseOutputs = [&]() {
-    size_t w = 0;
-    llvm::SmallPtrSet<void *, 4> released;
-    void *globalMarker = reinterpret_cast<void *>(0xdeadbeef);
-    for (const HostTensor &out : sig.outputs) {
-      void *allocated = reinterpret_cast<void *>(result[w]);
-      w += getDescriptorWords(out.shape.size());
-      if (!allocated || allocated == globalMarker ||
-          llvm::is_contained(buffers, allocated) ||
-          !released.insert(allocated).second)
-        continue;
-      std::free(allocated);
-    }
-  };
-
   // Compile now (the engine materializes code on the first lookup), so
   // that the first timed or warm-up call measures execution only.
   if (auto fn = engine->lookupPacked(entry); !fn) {
@@ -294,7 +345,7 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   double timedSum = 0;
   for (int run = 0; run < total; ++run) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = engine->invokePacked(entry, packed)) {
+    if (llvm::Error err = engine->invokePacked(entry, call.packed)) {
       error = "calling " + entry + " failed: " + llvm::toString(std::move(err));
       freeAll();
       return failure();
@@ -324,13 +375,13 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
     if (run == total - 1 && options.keepOutputs) {
       for (size_t i = 0; i < sig.inputs.size(); ++i) {
         HostTensor h = sig.inputs[i];
-        copyOut(inputDescs[i].data(), h);
+        copyOut(call.inputs[i].data(), h);
         timing.inputs.push_back(std::move(h));
       }
       size_t w = 0;
       for (const HostTensor &out : sig.outputs) {
         HostTensor h = out;
-        copyOut(result.data() + w, h);
+        copyOut(call.result.data() + w, h);
         timing.outputs.push_back(std::move(h));
         w += getDescriptorWords(out.shape.size());
       }
@@ -360,8 +411,7 @@ void markArgumentsReadOnly(ModuleOp module) {
 struct JitFunction::Engine {
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
-  using SetThreads = void (*)(int);
-  SetThreads setThreads = nullptr;
+  SetThreadsFn setThreads = nullptr;
 };
 
 JitFunction::~JitFunction() = default;
@@ -369,43 +419,18 @@ JitFunction::~JitFunction() = default;
 FailureOr<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
                      int threads, std::string &error) {
-  initializeLLVMOnce();
-  MLIRContext *ctx = llvmModule.getContext();
-  registerBuiltinDialectTranslation(*ctx);
-  registerLLVMDialectTranslation(*ctx);
-  registerOpenMPDialectTranslation(*ctx);
-  std::string libDir = MLIR_RL_LLVM_LIBDIR;
-  std::string runnerUtils = libDir + "/libmlir_c_runner_utils.so";
-  std::string omp = libDir + "/libomp.so";
-  SmallVector<StringRef> libs = {runnerUtils, omp};
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                               /*sizeLevel=*/0, nullptr);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.sharedLibPaths = libs;
-  engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
-  auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
-  if (!maybeEngine) {
-    error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
-    return failure();
-  }
   std::unique_ptr<JitFunction> fn(new JitFunction());
   fn->engine = std::make_unique<Engine>();
-  fn->engine->engine = std::move(*maybeEngine);
-  fn->engine->engine->initialize();
+  fn->engine->engine = createEngine(llvmModule, error);
+  if (!fn->engine->engine)
+    return failure();
   fn->engine->entry = "_mlir_ciface_" + sig.name;
   if (auto f = fn->engine->engine->lookupPacked(fn->engine->entry); !f) {
     error = "cannot find " + fn->engine->entry + ": " +
             llvm::toString(f.takeError());
     return failure();
   }
-  if (void *handle = dlopen(omp.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    fn->engine->setThreads = reinterpret_cast<Engine::SetThreads>(
-        dlsym(handle, "omp_set_num_threads"));
-    dlclose(handle); // the engine's own reference keeps it loaded
-  }
+  fn->engine->setThreads = getSetThreads();
   fn->signature = sig;
   fn->threads = std::max(1, threads);
   return fn;
@@ -423,53 +448,23 @@ LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
             std::to_string(outputs.size());
     return failure();
   }
-  std::vector<std::vector<int64_t>> descs;
-  for (auto [in, data] : llvm::zip(sig.inputs, inputs)) {
-    size_t rank = in.shape.size();
-    std::vector<int64_t> d(getDescriptorWords(rank), 0);
-    d[0] = d[1] = reinterpret_cast<int64_t>(data);
-    int64_t stride = 1;
-    for (int r = (int)rank - 1; r >= 0; --r) {
-      d[3 + r] = in.shape[r];
-      d[3 + rank + r] = stride;
-      stride *= in.shape[r];
-    }
-    descs.push_back(std::move(d));
-  }
-  size_t resultWords = 0;
-  for (const HostTensor &out : sig.outputs)
-    resultWords += getDescriptorWords(out.shape.size());
-  std::vector<int64_t> result(std::max<size_t>(resultWords, 1), 0);
-  std::vector<void *> argPtrs;
-  for (auto &d : descs)
-    argPtrs.push_back(d.data());
-  void *resultPtr = result.data();
-  SmallVector<void *> packed;
-  if (!sig.outputs.empty())
-    packed.push_back(&resultPtr);
-  for (void *&p : argPtrs)
-    packed.push_back(&p);
+  PackedCall call(sig, inputs);
   if (engine->setThreads)
     engine->setThreads(threads);
-  if (llvm::Error err = engine->engine->invokePacked(engine->entry, packed)) {
+  if (llvm::Error err = engine->engine->invokePacked(engine->entry, call.packed)) {
     error = "calling " + engine->entry + " failed: " +
             llvm::toString(std::move(err));
     return failure();
   }
-  // Results into the caller's buffers; the function's allocations freed
-  // once each (not inputs, globals or a buffer returned twice).
+  // Results into the caller's buffers (one memcpy when dense).
   size_t w = 0;
-  llvm::SmallPtrSet<void *, 4> released;
-  void *globalMarker = reinterpret_cast<void *>(0xdeadbeef);
   for (auto [out, dest] : llvm::zip(sig.outputs, outputs)) {
-    const int64_t *d = result.data() + w;
+    const int64_t *d = call.result.data() + w;
     w += getDescriptorWords(out.shape.size());
     size_t rank = out.shape.size();
     size_t bytes = getElementBytes(out.elementType);
     const char *aligned = reinterpret_cast<const char *>(d[1]);
-    int64_t offset = d[2];
     const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-    int64_t n = getNumElements(out.shape);
     bool dense = true;
     for (int r = (int)rank - 1, expect = 1; r >= 0; --r) {
       if (sizes[r] != 1 && strides[r] != expect)
@@ -477,33 +472,14 @@ LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
       expect *= sizes[r];
     }
     char *to = static_cast<char *>(dest);
-    if (dense) {
-      std::memcpy(to, aligned + offset * bytes, n * bytes);
-    } else {
-      std::vector<int64_t> idx(rank, 0);
-      for (int64_t linear = 0; linear < n; ++linear) {
-        int64_t pos = offset;
-        for (size_t r = 0; r < rank; ++r)
-          pos += idx[r] * strides[r];
+    if (dense)
+      std::memcpy(to, aligned + d[2] * bytes, getNumElements(out.shape) * bytes);
+    else
+      forEachElement(d, rank, [&](int64_t linear, int64_t pos) {
         std::memcpy(to + linear * bytes, aligned + pos * bytes, bytes);
-        for (int r = (int)rank - 1; r >= 0; --r) {
-          if (++idx[r] < sizes[r])
-            break;
-          idx[r] = 0;
-        }
-      }
-    }
+      });
   }
-  w = 0;
-  for (const HostTensor &out : sig.outputs) {
-    void *allocated = reinterpret_cast<void *>(result[w]);
-    w += getDescriptorWords(out.shape.size());
-    if (!allocated || allocated == globalMarker ||
-        llvm::is_contained(inputs, allocated) ||
-        !released.insert(allocated).second)
-      continue;
-    std::free(allocated);
-  }
+  call.releaseResults(sig, inputs);
   return success();
 }
 

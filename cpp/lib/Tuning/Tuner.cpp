@@ -144,14 +144,13 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     // Below a millisecond the unit's differences carry over to the module
     // less well (an im2col copy writes into a slice of a shared buffer
     // there, into its own tensor here): another schedule must win by 10%.
-    const double kPreferGreedy =
-        outcome.candidates.front().medianSeconds < 1e-3 ? 0.10 : 0.03;
+    const TunedMeasurement &first = outcome.candidates.front();
+    const double kPreferGreedy = first.medianSeconds < 1e-3 ? 0.10 : 0.03;
     TunedWinner winner;
     winner.rootActions = "NT";
     winner.medianSeconds = outcome.baseline.medianSeconds;
     winner.baselineSeconds = outcome.baseline.medianSeconds;
     winner.candidates = schedules.size();
-    const TunedMeasurement &first = outcome.candidates.front();
     bool greedyOk =
         first.status == "ok" && first.medianSeconds < winner.medianSeconds;
     if (greedyOk) {
@@ -185,7 +184,6 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
       if (failed(db->record(key, rec->name, unit->text, all, winner, error)))
         return failure();
     }
-    const TunedMeasurement &greedyTime = outcome.candidates.front();
     std::map<std::string, int> statuses;
     for (const TunedMeasurement &m : outcome.candidates)
       ++statuses[m.status];
@@ -198,8 +196,8 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
        << ") in " << llvm::format("%.2f", seconds)
        << " s: " << winner.rootActions << " " << formatMs(winner.medianSeconds)
        << "; the policy's " << (*proposals).front().rootActions << " "
-       << (greedyTime.status == "ok" ? formatMs(greedyTime.medianSeconds)
-                                     : greedyTime.status)
+       << (first.status == "ok" ? formatMs(first.medianSeconds)
+                                : first.status)
        << "; unscheduled " << formatMs(outcome.baseline.medianSeconds);
     report(id, line);
   }
