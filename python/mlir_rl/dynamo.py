@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
 
 _DTYPES = None  # torch dtype -> the JIT's element type name
 
@@ -264,6 +263,10 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
         if not ok:
             raise CompileFailure(f"the compiled graph's outputs differ from eager "
                                  f"(max abs error {err:.3g})")
+    if from_cache:
+        stats.disk_hits += 1
+    else:
+        stats.compiled += 1
     return compiled
 
 
@@ -366,10 +369,6 @@ def make_backend(**kwargs) -> Callable:
                              gm.forward)
         finally:
             stats.seconds += time.perf_counter() - start
-        if compiled.from_cache:
-            stats.disk_hits += 1
-        else:
-            stats.compiled += 1
         return compiled
 
     return backend
@@ -401,8 +400,4 @@ def compile(model, example_inputs: Sequence[Any], **kwargs) -> Callable:
         return _fallback(str(e), model)
     finally:
         stats.seconds += time.perf_counter() - start
-    if compiled.from_cache:
-        stats.disk_hits += 1
-    else:
-        stats.compiled += 1
     return compiled

@@ -74,17 +74,17 @@ class Spec:
         return "\n".join(lines)
 
 
-def _map_results(text: str) -> list[list[int]]:
-    """'affine_map<(d0, d1, d2) -> (d0, d2)>' -> [[0, 2]] (dims only; a
+def _map_results(text: str) -> list[int]:
+    """'affine_map<(d0, d1, d2) -> (d0, d2)>' -> [0, 2] (dims only; a
     constant or an expression gives -1)."""
     m = re.match(r"affine_map<\(([^)]*)\)(?:\[[^\]]*\])? -> \((.*)\)>", text)
     if not m:
-        return [[-1]]
+        return [-1]
     out = []
     for r in [x.strip() for x in m.group(2).split(",") if x.strip()]:
         d = re.fullmatch(r"d(\d+)", r)
         out.append(int(d.group(1)) if d else -1)
-    return [out]
+    return out
 
 
 def _element(type_text: str) -> str:
@@ -98,7 +98,7 @@ def _roles(info) -> Optional[dict]:
     contraction of two inputs into one output."""
     if len(info.indexing_maps) != 3:
         return None
-    lhs, rhs, out = (_map_results(m)[0] for m in info.indexing_maps)
+    lhs, rhs, out = (_map_results(m) for m in info.indexing_maps)
     if -1 in lhs + rhs + out:
         return None
     loops = range(len(info.loop_bounds))

@@ -23,7 +23,8 @@ from mlir_rl.paths import opt_path
 
 _TOTAL = re.compile(r"remark: linalg-rl-schedule: tuning (\d+) ops")
 _OP = re.compile(r"remark: linalg-rl-schedule: op (\d+) \(([^)]*)\): (.*)$")
-_TUNED = re.compile(r"tuned \d+ candidates \(.*\) in ([0-9.]+) s")
+TUNED_OP = re.compile(r"tuned \d+ candidates \(.*?\) in ([0-9.]+) s")
+"""A searched op's remark; group 1: its tuning time in seconds."""
 
 Progress = Callable[[int, int, str], None]
 """Told (ops done, ops in all, the op's line) after each op."""
@@ -93,7 +94,7 @@ def tune(text: str, search: int = 8, db: Optional[str] = None, threads: int = 0,
             elif m := _OP.search(line):
                 entry = f"op {m.group(1)} ({m.group(2)}): {m.group(3)}"
                 result.lines.append(entry)
-                if t := _TUNED.search(m.group(3)):
+                if t := TUNED_OP.search(m.group(3)):
                     result.op_seconds.append(float(t.group(1)))
                 if progress:
                     progress(len(result.lines), max(total, len(result.lines)), entry)

@@ -14,6 +14,7 @@ from torch import nn
 import mlir_rl
 from mlir_rl import _core
 from mlir_rl import dynamo as D
+from mlir_rl.data.torch_models import randomize_batch_norm
 
 
 class ConvBlock(nn.Module):
@@ -52,13 +53,7 @@ def _cache(tmp_path, monkeypatch):
 
 def _model(cls):
     torch.manual_seed(0)
-    m = cls().eval()
-    with torch.no_grad():
-        for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
-                mod.running_mean.uniform_(-0.1, 0.1)
-                mod.running_var.uniform_(0.5, 1.5)
-    return m
+    return randomize_batch_norm(cls().eval())
 
 
 def test_jit_function_reads_inputs_in_place_and_writes_outputs():

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import tempfile
@@ -370,6 +369,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
 
     from mlir_rl.core import Module, ScheduleError
     from mlir_rl.passes import run_pass
+    from mlir_rl.tuning import TUNED_OP
     torch.set_num_threads(threads)
     suite = SUITES[suite_name]()
     if only:
@@ -413,7 +413,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                 tuned = run_pass(k.text, model=model, name=k.name, extra=extra, prepare=prep)
                 res.tuning = {"seconds": time.perf_counter() - start,
                               "schedule": tuned.schedule,
-                              "op_seconds": [float(x) for x in _TUNED_OP.findall(tuned.stderr)],
+                              "op_seconds": [float(x) for x in TUNED_OP.findall(tuned.stderr)],
                               "from_db": tuned.stderr.count("from the tuning database:")}
                 programs["mlir-rl-search"] = tuned.ir
             except ScheduleError as e:
@@ -467,9 +467,6 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                      **({"tuning": r.tuning} if r.tuning else {}),
                      "figures": {c: asdict(f) for c, f in r.figures.items()}} for r in results],
     }
-
-
-_TUNED_OP = re.compile(r"tuned \d+ candidates \(.*?\) in ([0-9.]+) s")
 
 
 def summary(report: dict) -> str:

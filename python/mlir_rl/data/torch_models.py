@@ -183,16 +183,20 @@ MODELS = {"resnet18": (ResNet18, _image), "mobilenet_v2": (MobileNetV2, _image),
           "gpt2_block": (GPT2Block, _tokens), "vit_block": (ViTBlock, _vit_tokens)}
 
 
-def build(name: str) -> nn.Module:
-    torch.manual_seed(0)
-    model = MODELS[name][0]().eval()
-    # Non-trivial batch-norm statistics, so that folding mistakes would show.
+def randomize_batch_norm(model: nn.Module) -> nn.Module:
+    """Non-trivial batch-norm statistics (fresh ones are 0 and 1), so that
+    folding mistakes would show."""
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, nn.BatchNorm2d):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     return model
+
+
+def build(name: str) -> nn.Module:
+    torch.manual_seed(0)
+    return randomize_batch_norm(MODELS[name][0]().eval())
 
 
 def example_input(name: str = "resnet18") -> torch.Tensor:
