@@ -29,6 +29,29 @@
 // RUN:   | FileCheck %s --check-prefix=CRASH
 // RUN: %mlir_opt %t.crash --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(mlir-rl-lower)' -o /dev/null
+// The module check: every op's greedy candidate crashes (so the tuned
+// schedule differs from the greedy one), then the whole function is
+// measured both ways. When its tuned candidate crashes (test hook), the
+// greedy schedule stays: the IR is what the pass without search gives.
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule)' -o %t.greedy
+// RUN: env MLIR_RL_MEASURE_CRASH_AT=0 MLIR_RL_MODULE_CHECK_CRASH_AT=1 %mlir_opt %s \
+// RUN:   --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule{search=3 threads=1})' -o %t.revert 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REVERT
+// RUN: diff %t.greedy %t.revert
+// When the greedy candidate crashes instead, the tuned schedule stays; the
+// decision is recorded, and a second compile measures nothing.
+// RUN: rm -f %t.check.db
+// RUN: env MLIR_RL_MEASURE_CRASH_AT=0 MLIR_RL_MODULE_CHECK_CRASH_AT=0 %mlir_opt %s \
+// RUN:   --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule{search=3 threads=1 tuning-db=%t.check.db})' \
+// RUN:   -o %t.keep 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: not diff -q %t.greedy %t.keep
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(linalg-rl-schedule{search=3 threads=1 tuning-db=%t.check.db})' \
+// RUN:   -o %t.keep2 2>&1 | FileCheck %s --check-prefix=KEEP-WARM
+// RUN: diff %t.keep %t.keep2
 // Without the helper, ops are scheduled by the policy, with a remark.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{search=3 measure-tool=%t.missing})' -o /dev/null 2>&1 \
@@ -57,6 +80,13 @@
 // CRASH: op 2 (linalg.generic): tuned {{[34]}} candidates ({{.*}}1 crashed{{.*}})
 // CRASH: op 1 (linalg.matmul): tuned {{[34]}} candidates ({{.*}}1 crashed{{.*}})
 // CRASH: tuned 3 ops: 2 searched ({{[0-9]+}} candidates measured in 4 helper processes)
+
+// REVERT: tuned 3 ops: 2 searched
+// REVERT: remark: linalg-rl-schedule: module check: tuned crashed ({{.*}}), greedy {{[0-9.e-]+}} ms, unscheduled {{[0-9.e-]+}} ms: the greedy schedule stays ({{[0-9]+}} helper process{{(es)?}})
+
+// KEEP: remark: linalg-rl-schedule: module check: tuned {{[0-9.e-]+}} ms, greedy crashed ({{.*}}), unscheduled {{[0-9.e-]+}} ms: the tuned schedule stays ({{[0-9]+}} helper process{{(es)?}})
+// KEEP-WARM: tuned 3 ops: 0 searched (0 candidates measured in 0 helper processes), 2 from the tuning database
+// KEEP-WARM: remark: linalg-rl-schedule: module check from the tuning database: the tuned schedule
 
 // NO-HELPER: op 2 (linalg.generic): not tuned: the measurement helper mlir-rl-measure was not found at '{{.*}}missing'; measure-tool= names it; scheduled by the policy
 

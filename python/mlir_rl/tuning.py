@@ -23,6 +23,8 @@ from mlir_rl.paths import opt_path
 
 _TOTAL = re.compile(r"remark: linalg-rl-schedule: tuning (\d+) ops")
 _OP = re.compile(r"remark: linalg-rl-schedule: op (\d+) \(([^)]*)\): (.*)$")
+MODULE_CHECK = re.compile(r"remark: linalg-rl-schedule: (module check.*)$", re.M)
+"""The whole-function check's remark; group 1: its text."""
 TUNED_OP = re.compile(r"tuned \d+ candidates \(.*?\) in ([0-9.]+) s")
 """A searched op's remark; group 1: its tuning time in seconds."""
 
@@ -37,6 +39,7 @@ class TuneResult:
     lines: list[str] = field(default_factory=list)  # one per op
     seconds: float = 0.0         # the whole pass run
     op_seconds: list[float] = field(default_factory=list)  # per searched op
+    module_check: str = ""       # the whole-function check's remark ("" if none ran)
 
     @property
     def searched(self) -> int:
@@ -91,6 +94,8 @@ def tune(text: str, search: int = 8, db: Optional[str] = None, threads: int = 0,
             tail = (tail + [line])[-200:]
             if m := _TOTAL.search(line):
                 total = int(m.group(1))
+            elif m := MODULE_CHECK.search(line):
+                result.module_check = m.group(1).strip()
             elif m := _OP.search(line):
                 entry = f"op {m.group(1)} ({m.group(2)}): {m.group(3)}"
                 result.lines.append(entry)

@@ -114,6 +114,34 @@ def test_a_crashing_candidate_costs_that_candidate_only(monkeypatch, tmp_path):
     assert "crashed" in statuses and "ok" in statuses
 
 
+@pytest.mark.parametrize("crash, stays", [("1", "greedy"), ("0", "tuned")])
+def test_the_module_check_keeps_the_schedule_that_works_as_a_whole(
+        monkeypatch, tmp_path, crash, stays):
+    # Every op's greedy candidate crashes, so the tuned schedule differs from
+    # the greedy one and the whole function is measured both ways; the hook
+    # then crashes the check's tuned (1) or greedy (0) candidate.
+    from mlir_rl.passes import run_pass
+    monkeypatch.setenv("MLIR_RL_MEASURE_CRASH_AT", "0")
+    monkeypatch.setenv("MLIR_RL_MODULE_CHECK_CRASH_AT", crash)
+    db = str(tmp_path / "check.sqlite")
+    r = tune(PROGRAM, search=2, db=db, threads=1)
+    assert r.module_check.startswith("module check: tuned "), r.module_check
+    assert r.module_check.split(": ")[-1].startswith(f"the {stays} schedule stays")
+    greedy = run_pass(PROGRAM)
+    assert (r.schedule == greedy.schedule) == (stays == "greedy")
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(PROGRAM))
+    assert ok, err
+    # Remembered: a second compile decides from the database.
+    monkeypatch.delenv("MLIR_RL_MEASURE_CRASH_AT")
+    monkeypatch.delenv("MLIR_RL_MODULE_CHECK_CRASH_AT")
+    again = tune(PROGRAM, search=2, db=db, threads=1)
+    assert again.searched == 0
+    assert again.module_check.startswith(
+        f"module check from the tuning database: the {stays} schedule"), again.module_check
+    assert again.ir == r.ir
+    assert "module" in {e["op"] for e in db_entries(db)}
+
+
 def test_merge_keeps_hosts_apart_and_the_faster_winner(tuned, tmp_path):
     db, _, _ = tuned
     mine = str(tmp_path / "mine.sqlite")

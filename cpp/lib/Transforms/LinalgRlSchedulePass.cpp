@@ -16,6 +16,7 @@
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
+#include "mlir-rl/Tuning/ModuleCheck.h"
 #include "mlir-rl/Tuning/Tuner.h"
 
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
@@ -161,8 +162,28 @@ struct LinalgRlSchedulePass
     }
 
     if (schedule.empty()) {
-      if (usePolicy && failed(scheduleWithPolicy(module, scheduler)))
+      OwningOpRef<ModuleOp> revertTo;
+      if (usePolicy &&
+          failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
+      if (revertTo) {
+        // The module check chose the greedy schedule: schedule the module
+        // as it was before tuning again, greedily.
+        module.getBodyRegion().takeBody(revertTo->getBodyRegion());
+        Scheduler greedy(module, ActionSpaceConfig::getDefault(), verifyScope);
+        greedy.setPrelude(frontEndSteps);
+        greedy.initialize();
+        PolicyStats stats;
+        std::string error;
+        auto runPolicy = makePolicyFn();
+        if (failed(greedy.scheduleWithPolicy(runPolicy, PolicyRunOptions(),
+                                             stats, error))) {
+          module.emitError() << "linalg-rl-schedule: " << error;
+          greedy.removeTags();
+          return failure();
+        }
+        return finish(module, greedy);
+      }
       return finish(module, scheduler);
     }
 
@@ -184,8 +205,22 @@ struct LinalgRlSchedulePass
     return finish(module, scheduler);
   }
 
+  /// The loaded policy as a callable (PolicyFn refers to it: keep it alive).
+  std::function<LogicalResult(ArrayRef<float>, ArrayRef<uint8_t>,
+                              PolicyLogits &, std::string &)>
+  makePolicyFn() {
+    return [this](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                  PolicyLogits &logits, std::string &err) {
+      return policy->run(obs, mask, logits, err);
+    };
+  }
+
   /// Schedules every op with the ONNX policy (loaded once per pass instance).
-  LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler) {
+  /// With tuning, `revertTo` receives the module as it was before, when
+  /// the module check finds the greedy schedule faster.
+  LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler,
+                                   VerifyScope verifyScope,
+                                   OwningOpRef<ModuleOp> &revertTo) {
     if (!policy) {
       std::string error;
       policy = OnnxPolicy::load(modelPath, ortLib, scheduler.getLayout(),
@@ -201,10 +236,7 @@ struct LinalgRlSchedulePass
     options.seed = seed;
     PolicyStats stats;
     std::string error;
-    auto runPolicy = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
-                         PolicyLogits &logits, std::string &err) {
-      return policy->run(obs, mask, logits, err);
-    };
+    auto runPolicy = makePolicyFn();
     if (search < 0 || budgetMs < 0 || threads < 0) {
       module.emitError() << "linalg-rl-schedule: search, budget-ms and "
                             "threads must not be negative";
@@ -237,6 +269,9 @@ struct LinalgRlSchedulePass
         emitRemark(rec ? Location(rec->loc) : module.getLoc())
             << "linalg-rl-schedule: " << line;
       };
+      OwningOpRef<ModuleOp> before;
+      if (moduleCheck)
+        before = cast<ModuleOp>(module->clone());
       if (failed(tuneWithPolicy(scheduler, runPolicy, tuning, tuningStats,
                                 stats, report, error))) {
         module.emitError() << "linalg-rl-schedule: " << error;
@@ -250,6 +285,9 @@ struct LinalgRlSchedulePass
           << tuningStats.processes << " helper processes), "
           << tuningStats.fromDb << " from the tuning database, "
           << tuningStats.policyOnly << " by the policy alone";
+      if (before && failed(checkModule(module, *before, scheduler, runPolicy,
+                                       tuning, verifyScope, revertTo)))
+        return failure();
     } else if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
                                                    error))) {
       module.emitError() << "linalg-rl-schedule: " << error;
@@ -263,6 +301,47 @@ struct LinalgRlSchedulePass
                             << stats.inferenceSeconds << " s, "
                             << stats.applications << " applications in "
                             << stats.applySeconds << " s\n");
+    return success();
+  }
+
+  /// The module check (Tuning/ModuleCheck.h): sets `revertTo` to `before`
+  /// when the greedy schedule is to be applied instead of the tuned one.
+  /// A check that cannot run leaves the tuned schedule, with a remark.
+  LogicalResult checkModule(ModuleOp module, ModuleOp before,
+                            Scheduler &tuned, PolicyFn runPolicy,
+                            const TuningOptions &tuning,
+                            VerifyScope verifyScope,
+                            OwningOpRef<ModuleOp> &revertTo) {
+    std::string tunedText = tuned.getScheduleText();
+    std::string greedyText;
+    {
+      OwningOpRef<ModuleOp> copy(cast<ModuleOp>(before->clone()));
+      Scheduler greedy(*copy, ActionSpaceConfig::getDefault(), verifyScope);
+      greedy.initialize();
+      PolicyStats ignored;
+      std::string error;
+      if (failed(greedy.scheduleWithPolicy(runPolicy, PolicyRunOptions(),
+                                           ignored, error))) {
+        module.emitError() << "linalg-rl-schedule: " << error;
+        tuned.removeTags();
+        return failure();
+      }
+      greedyText = greedy.getScheduleText();
+    }
+    if (greedyText == tunedText)
+      return success();
+    std::string why;
+    FailureOr<ModuleCheckResult> result =
+        checkTunedModule(before, greedyText, tunedText, tuning, why);
+    if (failed(result)) {
+      emitRemark(module.getLoc())
+          << "linalg-rl-schedule: module check not done (" << why
+          << "); the tuned schedule stays";
+      return success();
+    }
+    emitRemark(module.getLoc()) << "linalg-rl-schedule: " << result->line;
+    if (!result->keepTuned)
+      revertTo = cast<ModuleOp>(before->clone());
     return success();
   }
 

@@ -24,9 +24,7 @@ std::string hashText(StringRef text, size_t chars) {
   return hex.substr(0, std::min(chars, hex.size()));
 }
 
-/// Copied into the unit rather than passed in: no operands, no regions, and
-/// cheap to print (scalars, splats, small tensors, tensor.empty).
-static bool isCopiedDefinition(Operation *def) {
+bool isCopiedIntoUnit(Operation *def) {
   if (def->getNumOperands() != 0 || def->getNumRegions() != 0)
     return false;
   if (isa<tensor::EmptyOp>(def))
@@ -44,8 +42,7 @@ static bool isCopiedDefinition(Operation *def) {
   return elements.getNumElements() <= 64;
 }
 
-/// A type the measurement can feed with random values.
-static bool isArgumentType(Type type) {
+bool isUnitArgumentType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return false;
@@ -99,12 +96,12 @@ FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
   SmallVector<Value> arguments;
   for (Value v : external) {
     Operation *def = v.getDefiningOp();
-    if (def && isCopiedDefinition(def)) {
+    if (def && isCopiedIntoUnit(def)) {
       if (!llvm::is_contained(copied, def))
         copied.push_back(def);
       continue;
     }
-    if (!isArgumentType(v.getType())) {
+    if (!isUnitArgumentType(v.getType())) {
       std::string type;
       llvm::raw_string_ostream os(type);
       v.getType().print(os);

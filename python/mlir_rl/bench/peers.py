@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import tempfile
@@ -369,7 +370,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
 
     from mlir_rl.core import Module, ScheduleError
     from mlir_rl.passes import run_pass
-    from mlir_rl.tuning import TUNED_OP
+    from mlir_rl.tuning import MODULE_CHECK, TUNED_OP
     torch.set_num_threads(threads)
     suite = SUITES[suite_name]()
     if only:
@@ -414,7 +415,10 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                 res.tuning = {"seconds": time.perf_counter() - start,
                               "schedule": tuned.schedule,
                               "op_seconds": [float(x) for x in TUNED_OP.findall(tuned.stderr)],
-                              "from_db": tuned.stderr.count("from the tuning database:")}
+                              "from_db": len(re.findall(r"\): from the tuning database:",
+                                                        tuned.stderr)),
+                              "module_check": (m.group(1).strip() if (
+                                  m := MODULE_CHECK.search(tuned.stderr)) else "")}
                 programs["mlir-rl-search"] = tuned.ir
             except ScheduleError as e:
                 res.figures["mlir-rl-search"] = Figure("failed", detail=str(e)[-500:])

@@ -523,6 +523,8 @@ def cmd_tune(c: TuneConfig) -> int:
     print(f"tuned {len(r.lines)} ops in {r.seconds:.1f} s: {r.searched} searched "
           f"(median {median:.2f} s per op, max {max(times, default=0.0):.2f} s), "
           f"{r.from_db} from the database", file=sys.stderr)
+    if r.module_check:
+        print(f"  {r.module_check}", file=sys.stderr)
     _write_output(r.ir, c.output)
     return 0
 

@@ -116,6 +116,11 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     Option<"measureTool", "measure-tool", "std::string", /*default=*/"",
            "With search: the measurement helper (default: mlir-rl-measure "
            "installed beside the plugin, else on PATH)">,
+    Option<"moduleCheck", "module-check", "bool", /*default=*/"true",
+           "With search or tuning-db: when the tuned schedule differs from "
+           "the policy's greedy one, measure the whole function both ways "
+           "(outputs checked against it unscheduled) and keep the faster; "
+           "the decision is recorded in the tuning database">,
   ];
 }
 

@@ -40,6 +40,14 @@ struct OpUnit {
 FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
                                 std::string &error);
 
+/// Copied into a unit rather than passed in: no operands, no regions, and
+/// cheap to print (scalars, splats, small tensors, tensor.empty).
+bool isCopiedIntoUnit(Operation *def);
+
+/// A type the measurement can feed with random values (an argument of a
+/// unit): statically shaped tensors of f32, f64, i32, i64.
+bool isUnitArgumentType(Type type);
+
 /// Hex SHA-256 of `text` (the first `chars` characters).
 std::string hashText(StringRef text, size_t chars = 32);
 

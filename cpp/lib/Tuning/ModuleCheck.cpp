@@ -1,0 +1,201 @@
+//===- ModuleCheck.cpp - The tuned module against the greedy one ----------===//
+#include "mlir-rl/Tuning/ModuleCheck.h"
+#include "mlir-rl/Transforms/ScheduleBuilder.h"
+#include "mlir-rl/Tuning/OpUnit.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <thread>
+
+namespace mlir::rl {
+
+FailureOr<std::string> extractFunctionUnit(ModuleOp module,
+                                           bool weightsAsArguments,
+                                           std::string &why) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  func::FuncOp target;
+  int withLinalg = 0;
+  SmallVector<func::FuncOp> others;
+  for (func::FuncOp fn : copy->getOps<func::FuncOp>()) {
+    bool has = !fn.isExternal() &&
+               fn.walk([](linalg::LinalgOp) { return WalkResult::interrupt(); })
+                   .wasInterrupted();
+    if (has) {
+      ++withLinalg;
+      target = fn;
+    } else {
+      others.push_back(fn);
+    }
+  }
+  if (withLinalg != 1) {
+    why = std::to_string(withLinalg) +
+          " functions hold linalg ops (the check measures one)";
+    return failure();
+  }
+  if (target.getBody().getBlocks().size() != 1 ||
+      target.walk([](CallOpInterface) { return WalkResult::interrupt(); })
+          .wasInterrupted()) {
+    why = "the function has several blocks or calls other functions";
+    return failure();
+  }
+  for (func::FuncOp fn : others)
+    fn.erase();
+
+  // Large constants (an imported model's weights) become arguments.
+  MLIRContext *ctx = copy->getContext();
+  Location unknown = UnknownLoc::get(ctx);
+  SmallVector<arith::ConstantOp> constants;
+  if (weightsAsArguments)
+    target.walk([&](arith::ConstantOp c) {
+      if (!isCopiedIntoUnit(c))
+        constants.push_back(c);
+    });
+  Block &entry = target.getBody().front();
+  for (arith::ConstantOp c : constants) {
+    if (!isUnitArgumentType(c.getType()) || c->getBlock() != &entry) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      c.getType().print(os);
+      why = "a constant of type " + type + " cannot be an argument";
+      return failure();
+    }
+    unsigned index = target.getNumArguments();
+    (void)target.insertArgument(index, c.getType(), DictionaryAttr(), unknown);
+    c.getResult().replaceAllUsesWith(target.getArgument(index));
+    c.erase();
+  }
+  target.setName(kOpUnitFunction);
+  target.setPublic();
+  copy->walk([&](Operation *op) {
+    op->removeAttr(kOpIdAttrName);
+    op->setLoc(unknown);
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  copy->print(os);
+  return text;
+}
+
+static std::string formatMs(double seconds) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.3g ms", seconds * 1e3);
+  return s;
+}
+
+static std::string describe(const TunedMeasurement &m) {
+  if (m.status == "ok")
+    return formatMs(m.medianSeconds);
+  // The detail's first clause (a crash's is followed by a stack trace).
+  StringRef detail = StringRef(m.detail).split(';').first.trim();
+  if (detail.size() > 120)
+    detail = detail.take_front(120);
+  return m.status + (detail.empty() ? "" : " (" + detail.str() + ")");
+}
+
+FailureOr<ModuleCheckResult>
+checkTunedModule(ModuleOp before, StringRef greedySchedule,
+                 StringRef tunedSchedule, const TuningOptions &options,
+                 std::string &why) {
+  FailureOr<std::string> unitText =
+      extractFunctionUnit(before, /*weightsAsArguments=*/true, why);
+  if (failed(unitText))
+    return failure();
+  std::unique_ptr<TuningDb> db;
+  if (!options.dbPath.empty()) {
+    db = TuningDb::open(options.dbPath, why);
+    if (!db)
+      return failure();
+  }
+  int threads = options.threads > 0
+                    ? options.threads
+                    : std::max(1u, std::thread::hardware_concurrency());
+  std::string signature = "module-check\n" + *unitText + "\n" +
+                          greedySchedule.str() + "\n" + tunedSchedule.str();
+  TuningKey key{hashText(signature), getTuningHost(),
+                getTuningContext(threads)};
+  ModuleCheckResult result;
+  if (db) {
+    if (std::optional<TunedWinner> w = db->lookup(key)) {
+      result.keepTuned = w->rootActions == "tuned";
+      result.line = "module check from the tuning database: the " +
+                    w->rootActions + " schedule (" +
+                    formatMs(w->medianSeconds) + ")";
+      return result;
+    }
+  }
+  if (options.search <= 0) {
+    why = "no decision in the tuning database, and search=0 measures nothing";
+    return failure();
+  }
+  MeasureOptions measure = options.measure;
+  measure.threads = threads;
+  measure.budgetSeconds = 0;
+  // A whole model compiles for tens of seconds, three times.
+  measure.timeoutSeconds = std::max(measure.timeoutSeconds, 900.0);
+  // Measured with the model's own weights: random ones break what the
+  // model relies on (a batch norm's variance is not negative; torch-mlir
+  // asserts it).
+  FailureOr<std::string> measured =
+      extractFunctionUnit(before, /*weightsAsArguments=*/false, why);
+  if (failed(measured))
+    return failure();
+  MeasureOutcome outcome;
+  std::vector<std::string> schedules = {greedySchedule.str(),
+                                        tunedSchedule.str()};
+  // Test hook: MLIR_RL_MODULE_CHECK_CRASH_AT=I makes the check's candidate
+  // I (0: greedy, 1: tuned) crash, as MLIR_RL_MEASURE_CRASH_AT does for
+  // the ops' candidates.
+  const char *hook = std::getenv("MLIR_RL_MODULE_CHECK_CRASH_AT");
+  const char *opHook = std::getenv("MLIR_RL_MEASURE_CRASH_AT");
+  std::string savedOpHook = opHook ? opHook : "";
+  if (hook)
+    ::setenv("MLIR_RL_MEASURE_CRASH_AT", hook, 1);
+  else
+    ::unsetenv("MLIR_RL_MEASURE_CRASH_AT");
+  LogicalResult ran = measureUnit(*measured, schedules, measure, outcome, why);
+  if (opHook)
+    ::setenv("MLIR_RL_MEASURE_CRASH_AT", savedOpHook.c_str(), 1);
+  else
+    ::unsetenv("MLIR_RL_MEASURE_CRASH_AT");
+  if (failed(ran))
+    return failure();
+  result.measured = true;
+  const TunedMeasurement &greedy = outcome.candidates[0];
+  const TunedMeasurement &tuned = outcome.candidates[1];
+  // The tuned schedule stays unless it fails as a whole or the greedy one
+  // is faster by more than 1% (a tie keeps what the ops' measurements
+  // chose).
+  if (tuned.status != "ok")
+    result.keepTuned = false;
+  else if (greedy.status != "ok")
+    result.keepTuned = true;
+  else
+    result.keepTuned = !(greedy.medianSeconds < 0.99 * tuned.medianSeconds);
+  const TunedMeasurement &kept = result.keepTuned ? tuned : greedy;
+  result.line = "module check: tuned " + describe(tuned) + ", greedy " +
+                describe(greedy) + ", unscheduled " +
+                describe(outcome.baseline) + ": the " +
+                (result.keepTuned ? "tuned" : "greedy") + " schedule stays (" +
+                std::to_string(outcome.processes) + " helper process" +
+                (outcome.processes == 1 ? "" : "es") + ")";
+  if (db && kept.status == "ok") {
+    TunedWinner winner;
+    winner.rootActions = result.keepTuned ? "tuned" : "greedy";
+    winner.medianSeconds = kept.medianSeconds;
+    winner.baselineSeconds = outcome.baseline.medianSeconds;
+    winner.candidates = 2;
+    std::vector<TunedMeasurement> all = outcome.candidates;
+    all.push_back(outcome.baseline);
+    if (failed(db->record(key, "module", *unitText, all, winner, why)))
+      return failure();
+  }
+  return result;
+}
+
+} // namespace mlir::rl
