@@ -142,6 +142,37 @@ def test_the_module_check_keeps_the_schedule_that_works_as_a_whole(
     assert "module" in {e["op"] for e in db_entries(db)}
 
 
+def test_per_channel_constants_stay_real_in_a_unit(tmp_path):
+    # A batch norm as torch-mlir imports it: the variance, a per-channel
+    # constant expanded to NCHW, under a sqrt with an assertion. With random
+    # (negative) variances the unit aborted and the op was not tuned.
+    var = ", ".join(f"{0.5 + i / 256:.4f}" for i in range(128))
+    program = f"""
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+func.func @bn(%x: tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32> {{
+  %var = arith.constant dense<[{var}]> : tensor<128xf32>
+  %zero = arith.constant 0.0 : f32
+  %v = tensor.expand_shape %var [[0, 1, 2]] output_shape [128, 1, 1] : tensor<128xf32> into tensor<128x1x1xf32>
+  %e = tensor.empty() : tensor<1x128x28x28xf32>
+  %r = linalg.generic {{indexing_maps = [#map, #ch, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%x, %v : tensor<1x128x28x28xf32>, tensor<128x1x1xf32>) outs(%e : tensor<1x128x28x28xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = math.sqrt %b : f32
+    %ok = arith.cmpf one, %s, %zero : f32
+    cf.assert %ok, "unimplemented: tensor with zero element"
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  }} -> tensor<1x128x28x28xf32>
+  return %r : tensor<1x128x28x28xf32>
+}}
+"""
+    r = tune(program, search=2, threads=1)
+    assert r.searched == 1, r.lines
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(program))
+    assert ok, err
+
+
 def test_merge_keeps_hosts_apart_and_the_faster_winner(tuned, tmp_path):
     db, _, _ = tuned
     mine = str(tmp_path / "mine.sqlite")

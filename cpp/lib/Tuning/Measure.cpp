@@ -145,7 +145,13 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
     // What the helper reported before it ended.
     int64_t last = (int64_t)first - 1;
     std::string reported = outFile.read();
+    std::string printed; // by the measured code (a failed assertion's message)
     for (StringRef line : llvm::split(reported, '\n')) {
+      if (!line.starts_with("baseline ") && !line.starts_with("candidate ") &&
+          !line.trim().empty()) {
+        printed = line.trim().take_front(200).str();
+        continue;
+      }
       if (line.consume_front("baseline ")) {
         if (!baselineKnown) {
           parseResult(line, outcome.baseline);
@@ -167,10 +173,21 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
     // The helper died (or was stopped): blame what it was measuring.
     std::string why =
         elapsed >= options.timeoutSeconds - 0.5 ? "timeout" : "crashed";
-    std::string stderrTail = StringRef(errFile.read()).take_back(500).str();
-    for (char &c : stderrTail)
-      if (c == '\n')
-        c = ' ';
+    // The helper's stderr without LLVM's crash boilerplate (stack frames).
+    std::string stderrText;
+    std::string errText = errFile.read();
+    for (StringRef line : llvm::split(errText, '\n')) {
+      StringRef t = line.trim();
+      if (t.empty() || t.starts_with("#") || t.starts_with("PLEASE submit") ||
+          t.starts_with("Stack dump") || t.starts_with("0.") ||
+          t.starts_with("Program arguments"))
+        continue;
+      stderrText += (stderrText.empty() ? "" : " ") + t.str();
+    }
+    if (!printed.empty())
+      stderrText = "the code printed '" + printed + "'" +
+                   (stderrText.empty() ? "" : "; " + stderrText);
+    std::string stderrTail = StringRef(stderrText).take_back(500).str();
     std::string detail = "mlir-rl-measure " +
                          (why == "timeout"
                               ? "ran past " +

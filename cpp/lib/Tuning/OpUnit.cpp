@@ -32,14 +32,35 @@ bool isCopiedIntoUnit(Operation *def) {
   auto constant = dyn_cast<arith::ConstantOp>(def);
   if (!constant)
     return false;
-  // Scalars, splats and small tensors; not a large dense or
-  // dense_resource tensor (an imported model's weights, megabytes of hex).
+  // Scalars, splats and per-channel vectors (a batch norm's parameters:
+  // random values would break what the model relies on, a variance that
+  // is not negative, which torch-mlir asserts); not a convolution's or a
+  // linear layer's weights (megabytes of hex to hash at every lookup).
   auto elements = dyn_cast<ElementsAttr>(constant.getValue());
   if (!elements)
     return true;
   if (auto dense = dyn_cast<DenseElementsAttr>(elements); dense && dense.isSplat())
     return true;
-  return elements.getNumElements() <= 64;
+  return elements.getNumElements() <= 4096;
+}
+
+/// The ops that copy `v`'s definition into a unit, operands first: a
+/// copied constant, or a static reshape of one (torch-mlir expands a batch
+/// norm's per-channel vectors to NCHW); empty when `v` is an argument.
+static SmallVector<Operation *> getCopiedChain(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return {};
+  if (isCopiedIntoUnit(def))
+    return {def};
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) &&
+      def->getNumOperands() == 1) {
+    SmallVector<Operation *> chain = getCopiedChain(def->getOperand(0));
+    if (!chain.empty())
+      chain.push_back(def);
+    return chain;
+  }
+  return {};
 }
 
 bool isUnitArgumentType(Type type) {
@@ -95,10 +116,11 @@ FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
   SmallVector<Operation *> copied;
   SmallVector<Value> arguments;
   for (Value v : external) {
-    Operation *def = v.getDefiningOp();
-    if (def && isCopiedIntoUnit(def)) {
-      if (!llvm::is_contained(copied, def))
-        copied.push_back(def);
+    SmallVector<Operation *> chain = getCopiedChain(v);
+    if (!chain.empty()) {
+      for (Operation *def : chain)
+        if (!llvm::is_contained(copied, def))
+          copied.push_back(def);
       continue;
     }
     if (!isUnitArgumentType(v.getType())) {

@@ -175,6 +175,9 @@ Result measure(ModuleOp unit, const FunctionSignature &sig,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Unbuffered: what the measured code prints before it aborts (a failed
+  // cf.assert's message) reaches the caller, which shows it as the reason.
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
   Options o;
   std::string usage;
   if (!parseOptions(argc, argv, o, usage)) {
