@@ -2,6 +2,7 @@
 #include "mlir-rl/Tuning/Proposals.h"
 
 #include <algorithm>
+#include <set>
 
 namespace mlir::rl {
 
@@ -27,6 +28,38 @@ std::unique_ptr<Replay> replay(ModuleOp unit, int64_t rootId,
       return nullptr;
   }
   return r;
+}
+
+/// Keeps `k` partial schedules with diversity: the most likely of each
+/// first action kind (TP, TF, T, V, I, NT) first, then the rest by
+/// probability. A confident policy's
+/// next-best schedules otherwise differ in one tile size only, while the
+/// schedules that win where the policy is wrong differ in kind (fusing
+/// instead of parallelizing, vectorizing at once).
+template <typename Partial>
+void keepDiverse(std::vector<Partial> &partials, int k) {
+  std::stable_sort(partials.begin(), partials.end(),
+                   [](const Partial &a, const Partial &b) {
+                     return a.logProb > b.logProb;
+                   });
+  auto kindOf = [](const Partial &p) {
+    if (p.steps.empty())
+      return -1;
+    const Step &s = p.steps.front();
+    return s.isPointer ? (int)ActionKind::Interchange : (int)s.action.kind;
+  };
+  std::vector<Partial> kept;
+  std::vector<bool> taken(partials.size(), false);
+  std::set<int> kinds;
+  for (size_t i = 0; i < partials.size() && (int)kept.size() < k; ++i)
+    if (kinds.insert(kindOf(partials[i])).second) {
+      kept.push_back(partials[i]);
+      taken[i] = true;
+    }
+  for (size_t i = 0; i < partials.size() && (int)kept.size() < k; ++i)
+    if (!taken[i])
+      kept.push_back(partials[i]);
+  partials = std::move(kept);
 }
 
 /// The root's actions as text (its recorded history).
@@ -102,29 +135,23 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
       PolicyLogits logits;
       if (failed(policy(obs, masks.flatten(), logits, error)))
         return failure();
+      // Every kind's most likely step at the first decision (diversity).
+      int limit = depth == 0 ? -1 : k;
       for (const RankedStep &alt : rankSteps(op, rec->state, hasProducer,
-                                             masks, logits, config, k)) {
+                                             masks, logits, config, limit)) {
         Partial q = p;
         q.steps.push_back(alt.step);
         q.logProb += alt.logProb;
         next.push_back(std::move(q));
       }
     }
-    std::stable_sort(next.begin(), next.end(),
-                     [](const Partial &a, const Partial &b) {
-                       return a.logProb > b.logProb;
-                     });
-    if ((int)next.size() > k)
-      next.resize(k);
+    keepDiverse(next, k);
     beam = std::move(next);
   }
   // Ops still open at the step limit end with NT (as the pass ends them).
   for (const Partial &p : beam)
     finished.push_back(p);
-  std::stable_sort(finished.begin(), finished.end(),
-                   [](const Partial &a, const Partial &b) {
-                     return a.logProb > b.logProb;
-                   });
+  keepDiverse(finished, (int)finished.size());
   for (const Partial &p : finished) {
     if ((int)out.size() >= k)
       break;
