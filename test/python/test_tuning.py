@@ -142,6 +142,17 @@ def test_the_module_check_keeps_the_schedule_that_works_as_a_whole(
     assert "module" in {e["op"] for e in db_entries(db)}
 
 
+# A batch norm's division as torch-mlir imports it: by the square root of
+# the variance (%b), asserted nonzero (NaN fails too).
+_DIVIDE_BY_CHECKED_SQRT = """  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = math.sqrt %b : f32
+    %ok = arith.cmpf one, %s, %zero : f32
+    cf.assert %ok, "unimplemented: tensor with zero element"
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+"""
+
+
 def test_per_channel_constants_stay_real_in_a_unit(tmp_path):
     # A batch norm as torch-mlir imports it: the variance, a per-channel
     # constant expanded to NCHW, under a sqrt with an assertion. With random
@@ -157,13 +168,7 @@ func.func @bn(%x: tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32> {{
   %e = tensor.empty() : tensor<1x128x28x28xf32>
   %r = linalg.generic {{indexing_maps = [#map, #ch, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
       ins(%x, %v : tensor<1x128x28x28xf32>, tensor<128x1x1xf32>) outs(%e : tensor<1x128x28x28xf32>) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %s = math.sqrt %b : f32
-    %ok = arith.cmpf one, %s, %zero : f32
-    cf.assert %ok, "unimplemented: tensor with zero element"
-    %d = arith.divf %a, %s : f32
-    linalg.yield %d : f32
-  }} -> tensor<1x128x28x28xf32>
+{_DIVIDE_BY_CHECKED_SQRT}  }} -> tensor<1x128x28x28xf32>
   return %r : tensor<1x128x28x28xf32>
 }}
 """
@@ -190,13 +195,7 @@ func.func @bn(%x: tensor<64x{n}xf32>, %y: tensor<64x{n}xf32>) -> (tensor<64x{n}x
   %e = tensor.empty() : tensor<64x{n}xf32>
   %r = linalg.generic {{indexing_maps = [#map, #ch, #map], iterator_types = ["parallel", "parallel"]}}
       ins(%x, %var : tensor<64x{n}xf32>, tensor<{n}xf32>) outs(%e : tensor<64x{n}xf32>) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %s = math.sqrt %b : f32
-    %ok = arith.cmpf one, %s, %zero : f32
-    cf.assert %ok, "unimplemented: tensor with zero element"
-    %d = arith.divf %a, %s : f32
-    linalg.yield %d : f32
-  }} -> tensor<64x{n}xf32>
+{_DIVIDE_BY_CHECKED_SQRT}  }} -> tensor<64x{n}xf32>
   %e2 = tensor.empty() : tensor<64x{n}xf32>
   %relu = linalg.generic {{indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}}
       ins(%y : tensor<64x{n}xf32>) outs(%e2 : tensor<64x{n}xf32>) {{

@@ -285,7 +285,7 @@ struct LinalgRlSchedulePass
           << tuningStats.processes << " helper processes), "
           << tuningStats.fromDb << " from the tuning database, "
           << tuningStats.policyOnly << " by the policy alone";
-      if (before && failed(checkModule(module, *before, scheduler, runPolicy,
+      if (before && failed(checkModule(module, before, scheduler, runPolicy,
                                        tuning, verifyScope, revertTo)))
         return failure();
     } else if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
@@ -304,10 +304,11 @@ struct LinalgRlSchedulePass
     return success();
   }
 
-  /// The module check (Tuning/ModuleCheck.h): sets `revertTo` to `before`
-  /// when the greedy schedule is to be applied instead of the tuned one.
-  /// A check that cannot run leaves the tuned schedule, with a remark.
-  LogicalResult checkModule(ModuleOp module, ModuleOp before,
+  /// The module check (Tuning/ModuleCheck.h): moves `before` (the module
+  /// as tuning took it) into `revertTo` when the greedy schedule is to be
+  /// applied instead of the tuned one. A check that cannot run leaves the
+  /// tuned schedule, with a remark.
+  LogicalResult checkModule(ModuleOp module, OwningOpRef<ModuleOp> &before,
                             Scheduler &tuned, PolicyFn runPolicy,
                             const TuningOptions &tuning,
                             VerifyScope verifyScope,
@@ -332,7 +333,7 @@ struct LinalgRlSchedulePass
       return success();
     std::string why;
     FailureOr<ModuleCheckResult> result =
-        checkTunedModule(before, greedyText, tunedText, tuning, why);
+        checkTunedModule(*before, greedyText, tunedText, tuning, why);
     if (failed(result)) {
       emitRemark(module.getLoc())
           << "linalg-rl-schedule: module check not done (" << why
@@ -341,7 +342,7 @@ struct LinalgRlSchedulePass
     }
     emitRemark(module.getLoc()) << "linalg-rl-schedule: " << result->line;
     if (!result->keepTuned)
-      revertTo = cast<ModuleOp>(before->clone());
+      revertTo = std::move(before);
     return success();
   }
 

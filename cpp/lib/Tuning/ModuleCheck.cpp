@@ -6,11 +6,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
-#include <thread>
 
 namespace mlir::rl {
 
@@ -81,16 +79,9 @@ FailureOr<std::string> extractFunctionUnit(ModuleOp module,
   return text;
 }
 
-static std::string formatMs(double seconds) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << llvm::format("%.3g ms", seconds * 1e3);
-  return s;
-}
-
 static std::string describe(const TunedMeasurement &m) {
   if (m.status == "ok")
-    return formatMs(m.medianSeconds);
+    return formatMilliseconds(m.medianSeconds);
   // The detail's first clause (a crash's is followed by a stack trace).
   StringRef detail = StringRef(m.detail).split(';').first.trim();
   if (detail.size() > 120)
@@ -112,9 +103,7 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
     if (!db)
       return failure();
   }
-  int threads = options.threads > 0
-                    ? options.threads
-                    : std::max(1u, std::thread::hardware_concurrency());
+  int threads = getTuningThreads(options);
   std::string signature = "module-check\n" + *unitText + "\n" +
                           greedySchedule.str() + "\n" + tunedSchedule.str();
   TuningKey key{hashText(signature), getTuningHost(),
@@ -125,7 +114,7 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
       result.keepTuned = w->rootActions == "tuned";
       result.line = "module check from the tuning database: the " +
                     w->rootActions + " schedule (" +
-                    formatMs(w->medianSeconds) + ")";
+                    formatMilliseconds(w->medianSeconds) + ")";
       return result;
     }
   }

@@ -14,11 +14,17 @@
 
 namespace mlir::rl {
 
-static std::string formatMs(double seconds) {
+std::string formatMilliseconds(double seconds) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::format("%.3g ms", seconds * 1e3);
   return s;
+}
+
+int getTuningThreads(const TuningOptions &options) {
+  return options.threads > 0
+             ? options.threads
+             : (int)std::max(1u, std::thread::hardware_concurrency());
 }
 
 /// Applies `actions` (a root's schedule text) to op `id`.
@@ -45,9 +51,7 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     if (!db)
       return failure();
   }
-  int threads = options.threads > 0
-                    ? options.threads
-                    : std::max(1u, std::thread::hardware_concurrency());
+  int threads = getTuningThreads(options);
   MeasureOptions measure = options.measure;
   measure.threads = threads;
   measure.budgetSeconds = options.budgetMs / 1000.0;
@@ -85,8 +89,8 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
         if (succeeded(applyActions(scheduler, id, w->rootActions, message))) {
           ++stats.fromDb;
           report(id, prefix + "from the tuning database: " + w->rootActions +
-                         " (" + formatMs(w->medianSeconds) +
-                         ", unscheduled " + formatMs(w->baselineSeconds) +
+                         " (" + formatMilliseconds(w->medianSeconds) +
+                         ", unscheduled " + formatMilliseconds(w->baselineSeconds) +
                          ")");
           continue;
         }
@@ -194,11 +198,11 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     llvm::raw_string_ostream os(line);
     os << prefix << "tuned " << schedules.size() << " candidates (" << counts
        << ") in " << llvm::format("%.2f", seconds)
-       << " s: " << winner.rootActions << " " << formatMs(winner.medianSeconds)
+       << " s: " << winner.rootActions << " " << formatMilliseconds(winner.medianSeconds)
        << "; the policy's " << (*proposals).front().rootActions << " "
-       << (first.status == "ok" ? formatMs(first.medianSeconds)
+       << (first.status == "ok" ? formatMilliseconds(first.medianSeconds)
                                 : first.status)
-       << "; unscheduled " << formatMs(outcome.baseline.medianSeconds);
+       << "; unscheduled " << formatMilliseconds(outcome.baseline.medianSeconds);
     report(id, line);
   }
   return success();

@@ -43,6 +43,13 @@ struct TuningStats {
 /// One line per op ("op 3 (linalg.matmul): ..."), at the op's location.
 using TuningReport = std::function<void(int64_t id, const std::string &)>;
 
+/// The thread count tuning measures with and keys on: `options.threads`,
+/// else every core.
+int getTuningThreads(const TuningOptions &options);
+
+/// A median for a remark: "1.23 ms" (three significant digits).
+std::string formatMilliseconds(double seconds);
+
 /// Schedules every supported op of `scheduler`'s module (see above).
 LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
                              const TuningOptions &options, TuningStats &stats,
