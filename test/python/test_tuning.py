@@ -178,6 +178,37 @@ func.func @bn(%x: tensor<1x128x28x28xf32>) -> tensor<1x128x28x28xf32> {{
     assert ok, err
 
 
+def test_a_unit_that_accumulates_into_an_argument_is_not_wrong(tmp_path):
+    # A linear layer whose accumulator is a broadcast bias, and its epilogue:
+    # the epilogue's unit holds the matmul (the producer it fuses), whose
+    # init, the broadcast, is an argument of the unit. Written in place, the
+    # argument grew at every call and every candidate (NT too) differed from
+    # the reference called once.
+    program = """
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @linear(%x: tensor<1x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> tensor<1x512xf32> {
+  %e = tensor.empty() : tensor<1x512xf32>
+  %bb = linalg.broadcast ins(%b : tensor<512xf32>) outs(%e : tensor<1x512xf32>) dimensions = [0]
+  %mm = linalg.matmul ins(%x, %w : tensor<1x256xf32>, tensor<256x512xf32>) outs(%bb : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<1x512xf32>) outs(%e : tensor<1x512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    linalg.yield %t : f32
+  } -> tensor<1x512xf32>
+  return %r : tensor<1x512xf32>
+}
+"""
+    db = str(tmp_path / "accumulate.sqlite")
+    r = tune(program, search=3, db=db, threads=1)
+    assert r.searched == 3, r.lines
+    con = sqlite3.connect(db)
+    statuses = [s for (s,) in con.execute("SELECT status FROM measurements")]
+    assert statuses and "wrong_output" not in statuses, r.lines
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(program))
+    assert ok, err
+
+
 def test_the_module_check_measures_with_the_models_own_weights(monkeypatch, tmp_path):
     # A variance of 5000 channels (more than a unit copies): as a random
     # argument its square root trips the assertion, as ResNet-18's batch

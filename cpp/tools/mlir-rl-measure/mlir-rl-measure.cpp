@@ -6,7 +6,8 @@
 //
 // Times the unit's function unscheduled once (its outputs are the
 // reference; unscheduled code can take seconds; a call shorter than M ms
-// is timed again like a candidate),
+// is timed again like a candidate; arguments are read-only, so that every
+// call computes the same),
 // then the unit with each schedule of FILE (one per line) from the I-th on:
 // applied by the scheduler, lowered with mlir-rl-lower, JIT-compiled, run
 // on the same seeded inputs. Prints one line per result (Tuning/Measure.h).
@@ -145,6 +146,12 @@ Result measure(ModuleOp unit, const FunctionSignature &sig,
     if (s != ApplyStatus::Applied)
       return {"apply_failed", 0, message, {}};
   }
+  // Every call reads the same inputs: a unit whose op accumulates into an
+  // argument in place (its init comes from outside the unit: a producer
+  // fused into an earlier consumer, a broadcast bias) would otherwise add
+  // to it at every call, and a candidate timed for ten calls differed from
+  // the reference called once ("wrong_output" for every schedule, NT too).
+  markArgumentsReadOnly(*copy);
   std::string error;
   if (failed(lowerToLLVM(*copy, error)))
     return {"compile_failed", 0, error, {}};
