@@ -188,12 +188,46 @@ def odd_suite() -> list[PeerKernel]:
     ]
 
 
+def shapes_suite() -> list[PeerKernel]:
+    """Layers of real networks at shapes the training data lacks
+    (``mlir_rl.data.dataset`` has no matmul below 49 rows or 256 columns):
+    batch-1 linear layers (matrix-vector products: VGG's and MobileNetV2's
+    classifiers, a GPT-2 MLP decoding 4 tokens, a BERT linear + GELU for one
+    token), a tall-skinny attention projection, a pointwise convolution,
+    NHWC max pooling and a layer norm over 512 rows. Where a policy
+    generalizes poorly, which compile-time tuning is for."""
+    import torch
+    import torch.nn.functional as F
+
+    def layer_norm(x, g, b):
+        return F.layer_norm(x, x.shape[-1:], g, b, eps=1e-5)
+
+    def maxpool_nhwc(i):
+        return F.max_pool2d(i.permute(0, 3, 1, 2), 3, 2).permute(0, 2, 3, 1)
+
+    mm = (lambda a, b: a @ b, lambda a, b: a @ b)
+    return [
+        PeerKernel("vgg_classifier_1x1024x25088", K.matmul(1, 1024, 25088), *mm),
+        PeerKernel("mobilenet_classifier_1x1000x1280", K.matmul(1, 1000, 1280), *mm),
+        PeerKernel("gpt2_decode_mlp_4x3072x768", K.matmul(4, 3072, 768), *mm),
+        PeerKernel("bert_linear_gelu_1x3072x768", K.linear_gelu(1, 3072, 768),
+                   lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh")),
+        PeerKernel("attention_projection_4096x64x64", K.matmul(4096, 64, 64), *mm),
+        PeerKernel("resnet_pointwise_conv_nchw_256x14x14_512",
+                   K.conv2d_nchw(1, 256, 14, 14, 512, 1, 1), lambda i, k: F.conv2d(i, k)),
+        PeerKernel("maxpool_nhwc_64x112_k3s2", K.maxpool_nhwc(1, 112, 112, 64, 3, 2),
+                   maxpool_nhwc),
+        PeerKernel("layer_norm_512x768", K.layer_norm(512, 768), layer_norm),
+    ]
+
+
 # Suites of imported models: mlir-rl-prepare runs before the pass; the
 # unscheduled baseline is the import as it is.
 PREPARED_SUITES = ("models",)
 
 SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
-          "lqcd": lqcd_suite, "unseen": unseen_suite, "odd": odd_suite}
+          "lqcd": lqcd_suite, "unseen": unseen_suite, "odd": odd_suite,
+          "shapes": shapes_suite}
 
 
 @dataclass

@@ -3,7 +3,7 @@
   mlir-rl ops FILE                       list the linalg ops and their ids
   mlir-rl optimize FILE [--schedule S]   schedule (default: by the policy), print the IR
   mlir-rl bench FILE [--schedule S]      time baseline vs scheduled (default: by the policy)
-  mlir-rl bench --suite ops|unseen --compare torch,inductor,iree,numpy   against peers
+  mlir-rl bench --suite ops|unseen|shapes --compare torch,inductor,iree,numpy   against peers
   mlir-rl check-policy                   the policy through the plugin on unseen kernels
   mlir-rl overhead --suite all           policy inference / transformation cost per op
   mlir-rl init-policy -o CKPT            a freshly initialised actor-critic
