@@ -31,6 +31,23 @@ def test_dataset_split_keeps_signatures_apart(tmp_path):
             assert not any(o.name.startswith("linalg.conv") for o in m.ops()), e["name"]
 
 
+def test_thin_family_leaves_the_split_as_it_was_and_spares_the_shapes_suite(tmp_path):
+    from mlir_rl.bench.peers import shapes_suite
+    base = make_dataset(tmp_path / "base", seed=3, sequences=6, lqcd=2)
+    thin = make_dataset(tmp_path / "thin", seed=3, sequences=6, lqcd=2, thin=True)
+    split = {e["name"]: (e["split"], e["sha256"]) for e in thin["programs"]}
+    assert all(split[e["name"]] == (e["split"], e["sha256"]) for e in base["programs"])
+    added = [e for e in thin["programs"] if e["name"] not in {b["name"] for b in base["programs"]}]
+    assert added and {e["family"] for e in added} == {"thin"}
+    assert {e["split"] for e in added} == {"train", "val"}
+    # The benchmark of such shapes times programs the family does not hold.
+    texts = {text for _, text in load_dataset(tmp_path / "thin")}
+    assert not texts & {k.text for k in shapes_suite()}
+    for e, text in load_dataset(tmp_path / "thin"):
+        if e["family"] == "thin":
+            assert mlir_rl.Module.parse(text, e["name"]).traversal_order(), e["name"]
+
+
 def test_kernels_import_no_dataset():
     """The kernel builders are the bottom layer: datasets and suites use them,
     not the other way round."""

@@ -42,6 +42,21 @@ def test_train_fine_tunes_an_exported_policy(tmp_path, varied_model):
     assert ck["provenance"]["init_actor"] == str(varied_model)
 
 
+def test_a_warm_start_alone_is_a_training_run(tmp_path, varied_model):
+    """iterations = 0: the started actor is the run's checkpoint (it used
+    to end without one, and `mlir-rl train` failed exporting it)."""
+    from mlir_rl.rl.export import actor_from_onnx
+    from mlir_rl.rl.ppo import Args, train
+    args = Args(dataset=str(tiny_training_set(tmp_path / "ds")), run_dir=str(tmp_path / "run"),
+                memo_path=str(tmp_path / "m.sqlite"), iterations=0,
+                init_actor=str(varied_model))
+    run = train(args, progress=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert ck["iteration"] == 0 and ck["provenance"]["trained"]
+    start = actor_from_onnx(varied_model).state_dict()
+    assert all(torch.equal(ck["actor"][k], start[k]) for k in start)
+
+
 def test_behaviour_cloning_learns_the_demonstrations(tmp_path):
     """Cloning demonstrations (encoded by C++) makes the actor's greedy
     schedule, decoded by C++, the demonstrated one."""

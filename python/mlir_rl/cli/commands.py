@@ -330,12 +330,16 @@ class DatasetConfig:
     sequences: int = option(24, help="random 5-op sequences")
     lqcd: int = option(8, help="LQCD-style contractions")
     val_fraction: float = option(0.25, help="fraction of shape signatures in the validation split")
+    thin: bool = option(False, help="add the thin family (batch-1 linear layers, tall-skinny "
+                                    "matmuls, NHWC pooling, layer norm; split on its own: the "
+                                    "other programs' split is unchanged); the shipped policy "
+                                    "was trained without it")
 
 
 def cmd_dataset(c: DatasetConfig) -> int:
     from mlir_rl.data.dataset import make_dataset
     manifest = make_dataset(c.output, seed=c.seed, sequences=c.sequences, lqcd=c.lqcd,
-                            val_fraction=c.val_fraction)
+                            val_fraction=c.val_fraction, thin=c.thin)
     parts: dict[str, int] = {}
     for e in manifest["programs"]:
         key = f"{e['split']}/{e['family']}"

@@ -1,6 +1,6 @@
 """Seeded datasets of linalg programs for training and evaluation.
 
-Four families, three as in MLIR RL's data:
+Five families, three as in MLIR RL's data:
   * single ops with shapes from real models (BERT/GPT matmuls, ResNet and
     MobileNet convolutions with strides, depthwise convs, pooling,
     elementwise ops);
@@ -12,7 +12,12 @@ Four families, three as in MLIR RL's data:
     relu after them; depthwise convolutions and max pooling in NCHW, as
     elementwise ops over strided views; linear layers
     with a bias and GELU; layer norm; attention softmax), at the sizes of
-    ResNet, VGG, MobileNet and BERT.
+    ResNet, VGG, MobileNet and BERT;
+  * "thin" (``make_dataset(thin=True)``, ``mlir-rl dataset --thin``; not in
+    the shipped policy's data): layers with few rows or columns
+    (matrix-vector products of batch-1 linear layers, tall-skinny
+    projections), NHWC pooling and layer norm as written; split on its own,
+    so that adding it leaves the other programs' split as it was.
 
 ``make_dataset`` writes ``<name>.mlir`` files and a ``manifest.json``; the
 train/validation split keeps every shape signature on one side only.
@@ -73,6 +78,21 @@ DEPTHWISE_NCHW_SHAPES = [  # (C, output size, kernel, stride): MobileNetV2
 LINEAR_GELU_SHAPES = [(128, 3072, 768), (128, 768, 3072), (197, 3072, 768)]  # (M, N, K)
 ROWS_SHAPES = [(128, 768), (197, 768), (384, 1024)]  # layer norm (tokens, hidden)
 ATTENTION_SHAPES = [(12, 128, 128), (12, 197, 197)]  # softmax (heads, queries, keys)
+# Thin layers (the "thin" family): few rows or few columns, as networks run
+# them at batch 1 -- classifiers and decoding steps are matrix-vector
+# products, attention heads project to 64 columns -- and NHWC pooling and
+# layer norm as written (not prepared). The first training data had no
+# matmul below 49 rows or 256 columns, and the policy scheduled such
+# layers up to 3x slower than PyTorch (docs/results.md; `mlir-rl bench
+# --suite shapes` holds other shapes of the same layers).
+THIN_MATMUL_SHAPES = [  # (M, N, K)
+    (1, 768, 768), (1, 768, 3072), (1, 4096, 1024), (1, 2048, 512), (2, 1024, 1024),
+    (8, 3072, 768), (16, 1024, 1024), (2048, 64, 64), (1024, 32, 128), (512, 64, 256),
+    (8192, 32, 64),
+]
+THIN_LINEAR_GELU_SHAPES = [(1, 768, 3072), (4, 3072, 768)]  # (M, N, K)
+THIN_POOL_NHWC_SHAPES = [(128, 57, 3, 2), (256, 29, 3, 2)]  # (C, input size, kernel, stride)
+THIN_LAYER_NORM_SHAPES = [(256, 1024), (64, 768), (1024, 512)]  # (rows, hidden)
 POOL_NCHW_SHAPES = [  # (C, output size, kernel, stride): ResNet and VGG max pooling
     (64, 56, 3, 2), (64, 112, 2, 2), (128, 56, 2, 2), (256, 28, 2, 2), (512, 14, 2, 2), (512, 7, 2, 2),
 ]
@@ -81,7 +101,7 @@ POOL_NCHW_SHAPES = [  # (C, output size, kernel, stride): ResNet and VGG max poo
 @dataclass
 class Program:
     name: str
-    family: str      # "single", "sequence", "lqcd"
+    family: str      # "single", "sequence", "lqcd", "prepared", "thin"
     kind: str        # the main op kind (for per-kind reports)
     signature: str   # shape signature (the split keeps it on one side)
     text: str
@@ -256,6 +276,25 @@ def prepared_ops() -> list[Program]:
     return progs
 
 
+def thin_ops() -> list[Program]:
+    """Layers with few rows or columns (see ``THIN_MATMUL_SHAPES``)."""
+    progs = []
+    for (m, n, k) in THIN_MATMUL_SHAPES:
+        progs.append(Program(f"thin_matmul_{m}x{n}x{k}", "thin", "matmul",
+                             _sig("tmm", m, n, k), K.matmul(m, n, k)))
+    for (m, n, k) in THIN_LINEAR_GELU_SHAPES:
+        progs.append(Program(f"thin_linear_gelu_{m}x{n}x{k}", "thin", "matmul",
+                             _sig("tlin", m, n, k), K.linear_gelu(m, n, k)))
+    for (c, size, k, s) in THIN_POOL_NHWC_SHAPES:
+        progs.append(Program(f"thin_maxpool_nhwc_{c}x{size}_k{k}s{s}", "thin", "pooling",
+                             _sig("tpool", c, size, k, s),
+                             K.maxpool_nhwc(1, size, size, c, k, s)))
+    for (m, n) in THIN_LAYER_NORM_SHAPES:
+        progs.append(Program(f"thin_layer_norm_{m}x{n}", "thin", "generic",
+                             _sig("tln", m, n), K.layer_norm(m, n)))
+    return progs
+
+
 def all_programs(seed: int = 0, sequences: int = 24, lqcd: int = 8,
                  prepared: bool = True) -> list[Program]:
     rng = random.Random(seed)
@@ -280,7 +319,7 @@ def split(programs: list[Program], val_fraction: float, seed: int) -> tuple[list
 
 
 def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int = 8,
-                 val_fraction: float = 0.25) -> dict:
+                 val_fraction: float = 0.25, thin: bool = False) -> dict:
     """Write the programs and a manifest; returns the manifest."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -292,6 +331,11 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
             seen.add(p.signature)
             unique.append(p)
     train, val = split(unique, val_fraction, seed)
+    if thin:
+        # Split on its own, so that adding the family left the first
+        # families' split as it was (the shipped policy's validation set).
+        thin_train, thin_val = split(thin_ops(), val_fraction, seed)
+        train, val = train + thin_train, val + thin_val
     entries = []
     for part, items in (("train", train), ("val", val)):
         for p in items:
@@ -302,7 +346,7 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
                      sha256=hashlib.sha256(p.text.encode()).hexdigest())
             entries.append(d)
     manifest = {"seed": seed, "sequences": sequences, "lqcd": lqcd,
-                "val_fraction": val_fraction, "programs": entries}
+                "val_fraction": val_fraction, "thin": thin, "programs": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

@@ -503,6 +503,10 @@ def train(args: Args, resume: bool = False, progress: bool = True) -> Path:
     try:
         warm_start(run)
         iterate(run, progress)
+        if not run.checkpoint_path.exists():
+            # No iteration ran (``iterations = 0``: a warm start alone, e.g.
+            # behaviour cloning): the warm-started actor is the result.
+            _save(run.checkpoint_path, run.checkpoint(run.start_iteration))
     finally:
         run.close()
     return run.run_dir
