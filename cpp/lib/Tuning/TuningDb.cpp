@@ -281,6 +281,7 @@ std::string getTuningContext(int threads) {
          ";legality=" + LegalityConfig::getDefault().getHash() +
          ";lowering=" +
          getStableHash(getLoweringPipeline() + "|" + kLoweringVersion) +
+         ";measure=" + kMeasurementVersion +
          ";threads=" + std::to_string(threads);
 }
 

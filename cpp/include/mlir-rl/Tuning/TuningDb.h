@@ -77,7 +77,14 @@ private:
 /// The host part of a key: machine name, CPU model, logical cores.
 std::string getTuningHost();
 
-/// The context part of a key: feature layout, lowering, threads.
+/// The version of how the helper measures (mlir-rl-measure): bumped when a
+/// change can decide differently on the same unit, so that a database's
+/// earlier winners are not reused across it. 2: arguments read-only (a unit
+/// accumulating into one had every candidate rejected as wrong_output).
+constexpr const char kMeasurementVersion[] = "2";
+
+/// The context part of a key: feature layout, legality, lowering,
+/// measurement, threads.
 std::string getTuningContext(int threads);
 
 } // namespace mlir::rl
