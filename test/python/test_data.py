@@ -37,7 +37,8 @@ def test_thin_family_leaves_the_split_as_it_was_and_spares_the_shapes_suite(tmp_
     thin = make_dataset(tmp_path / "thin", seed=3, sequences=6, lqcd=2, thin=True)
     split = {e["name"]: (e["split"], e["sha256"]) for e in thin["programs"]}
     assert all(split[e["name"]] == (e["split"], e["sha256"]) for e in base["programs"])
-    added = [e for e in thin["programs"] if e["name"] not in {b["name"] for b in base["programs"]}]
+    base_names = {e["name"] for e in base["programs"]}
+    added = [e for e in thin["programs"] if e["name"] not in base_names]
     assert added and {e["family"] for e in added} == {"thin"}
     assert {e["split"] for e in added} == {"train", "val"}
     # The benchmark of such shapes times programs the family does not hold.

@@ -47,42 +47,38 @@ def test_self_written_models_build():
                                                      again.state_dict().values()))
 
 
-def test_unseen_suite_has_peer_code_for_every_unseen_kernel():
-    """`bench --suite unseen` times the very kernels of `check-policy`, and each
-    peer's code computes what the kernel computes (shapes agree)."""
+def _assert_peer_code_computes_the_kernels(kernels, skip=()):
+    """Each kernel's PyTorch code gives its output (shape and values) on the
+    kernel's own seeded inputs; names starting with ``skip`` are left out."""
     import numpy as np
     import torch
 
     from mlir_rl.core import Module
+    for k in kernels:
+        if k.name.startswith(skip):
+            continue
+        result = Module.parse(k.text, k.name).time(runs=1, warmup=0, threads=1)
+        got = k.torch_fn(*[torch.from_numpy(np.ascontiguousarray(a)) for a in result.inputs])
+        assert tuple(got.shape) == result.outputs[0].shape, k.name
+        np.testing.assert_allclose(got.numpy(), result.outputs[0], rtol=1e-3, atol=1e-3,
+                                   err_msg=k.name)
+
+
+def test_unseen_suite_has_peer_code_for_every_unseen_kernel():
+    """`bench --suite unseen` times the very kernels of `check-policy`, and each
+    peer's code computes what the kernel computes (shapes agree)."""
     from mlir_rl.data.suites import unseen_suite
     kernels = peers.unseen_suite()
     assert [k.name for k in kernels] == list(unseen_suite())
-    for k in kernels:
-        if k.name.startswith(("bert_ffn", "lqcd")):
-            continue  # large, or timed by the suite itself
-        module = Module.parse(k.text, k.name)
-        result = module.time(runs=1, warmup=0, threads=1)
-        got = k.torch_fn(*[torch.from_numpy(np.ascontiguousarray(a)) for a in result.inputs])
-        assert tuple(got.shape) == result.outputs[0].shape, k.name
-        np.testing.assert_allclose(got.numpy(), result.outputs[0], rtol=1e-3, atol=1e-3)
+    # Large, or timed by the suite itself.
+    _assert_peer_code_computes_the_kernels(kernels, skip=("bert_ffn", "lqcd"))
 
 
 def test_shapes_suite_peer_code_agrees_and_its_shapes_are_not_trained_on():
     """`bench --suite shapes`: each peer computes what the kernel computes,
     and no matmul of the training data is as thin as its matmuls."""
-    import numpy as np
-    import torch
-
-    from mlir_rl.core import Module
     from mlir_rl.data.dataset import MATMUL_SHAPES
     assert min(m for m, _, _ in MATMUL_SHAPES) >= 49
     assert min(n for _, n, _ in MATMUL_SHAPES) >= 256
-    for k in peers.shapes_suite():
-        if k.name.startswith("vgg_classifier"):
-            continue  # 100 MB of weights; timed by the suite itself
-        module = Module.parse(k.text, k.name)
-        result = module.time(runs=1, warmup=0, threads=1)
-        got = k.torch_fn(*[torch.from_numpy(np.ascontiguousarray(a)) for a in result.inputs])
-        assert tuple(got.shape) == result.outputs[0].shape, k.name
-        np.testing.assert_allclose(got.numpy(), result.outputs[0], rtol=1e-3, atol=1e-3,
-                                   err_msg=k.name)
+    # 100 MB of weights; timed by the suite itself.
+    _assert_peer_code_computes_the_kernels(peers.shapes_suite(), skip=("vgg_classifier",))
