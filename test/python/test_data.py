@@ -3,6 +3,8 @@ import ast
 import random
 from pathlib import Path
 
+import pytest
+
 import mlir_rl
 from helpers import SMALL
 from mlir_rl.data import kernels as K
@@ -81,3 +83,56 @@ def test_search_finds_a_speedup(tmp_path):
         # The reported speedup is the measured one.
         m = measurer.measure(text, r.best_schedule)
         assert r.best_speedup == measurer.speedup(text, m)
+
+
+def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
+    """`mlir-rl search --policy P --policy-margin F`: the demonstration is the
+    policy's own schedule unless the search's best is F times faster; the
+    search's winner is still recorded."""
+    import json
+
+    from mlir_rl.rl.search import SearchConfig, search_dataset
+    data = tmp_path / "data"
+    data.mkdir()
+    progs = {"mm": K.matmul(64, 128, 64), "relu": K.relu([64, 256])}
+    for name, text in progs.items():
+        (data / f"{name}.mlir").write_text(text)
+    (data / "manifest.json").write_text(json.dumps({"programs": [
+        {"name": n, "file": f"{n}.mlir", "split": "train", "family": f}
+        for n, f in (("mm", "single"), ("relu", "thin"))]}))
+    cfg = dict(dataset=str(data), budget=6, memo=str(tmp_path / "m.sqlite"),
+               policy=str(mlir_rl.default_model_path()))
+    both = search_dataset(SearchConfig(**cfg, output=str(tmp_path / "a.json")), progress=False)
+    kept = search_dataset(SearchConfig(**cfg, policy_margin=1e9,
+                                       output=str(tmp_path / "b.json")), progress=False)
+    for a, b in zip(both, kept):
+        assert a["policy_schedule"] == b["policy_schedule"] and a["policy_speedup"] > 1
+        # Margin 1: the best of both, the search's when faster.
+        assert a["best_speedup"] >= a["policy_speedup"]
+        assert a["best_is_policy"] == (a["best_schedule"] == a["policy_schedule"])
+        # An unreachable margin: always the policy's, the search's winner aside.
+        assert b["best_schedule"] == b["policy_schedule"] and b["best_is_policy"]
+        assert b["best_speedup"] == b["policy_speedup"]
+        if not a["best_is_policy"]:
+            assert b["search_schedule"] == a["best_schedule"]
+    # --family: that family's programs only, each with its seed in the split
+    # (the same candidates, measured from the memo: the same result).
+    only = search_dataset(SearchConfig(**cfg, family="thin", output=str(tmp_path / "c.json")),
+                          progress=False)
+    assert only == [both[1]]
+    with pytest.raises(ValueError, match="no program"):
+        search_dataset(SearchConfig(**cfg, family="lqcd", output=str(tmp_path / "d.json")),
+                       progress=False)
+
+
+def test_a_search_win_within_the_margin_leaves_the_policys_demonstration():
+    from mlir_rl.rl.search import demonstration
+    found = {"name": "p", "best_schedule": "1: T(8) V", "best_speedup": 11.0, "tried": 9}
+    d = demonstration(found, "1: TP(4) V", 10.0, 1.2)
+    assert (d["best_schedule"], d["best_speedup"], d["best_is_policy"]) == ("1: TP(4) V", 10.0, True)
+    assert (d["search_schedule"], d["search_speedup"]) == ("1: T(8) V", 11.0)
+    d = demonstration(found, "1: TP(4) V", 9.0, 1.2)
+    assert (d["best_schedule"], d["best_is_policy"]) == ("1: T(8) V", False)
+    assert "search_schedule" not in d and d["policy_speedup"] == 9.0
+    # Margin 1: the faster of the two.
+    assert not demonstration(found, "1: TP(4) V", 10.9, 1.0)["best_is_policy"]

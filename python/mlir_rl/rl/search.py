@@ -140,6 +140,9 @@ class SearchConfig:
 
     dataset: str = field(default="runs/dataset", metadata={"help": "dataset directory"})
     split: str = field(default="train", metadata={"help": "split to search"})
+    family: str = field(default="", metadata={
+        "help": "only programs of these families (comma-separated, e.g. thin); each keeps "
+                "the sampler seed of its place in the split"})
     budget: int = field(default=16, metadata={"help": "schedules sampled per program"})
     sampler: str = field(default="structured", metadata={"help": "structured or random"})
     runs: int = field(default=1, metadata={"help": "timed runs per measurement (median)"})
@@ -151,6 +154,24 @@ class SearchConfig:
     policy: Optional[str] = field(default=None, metadata={
         "help": "also measure this ONNX policy's schedule of each program (demonstrations "
                 "for fine-tuning it: the best of both)"})
+    policy_margin: float = field(default=1.0, metadata={
+        "help": "with --policy: the demonstration stays the policy's own schedule unless the "
+                "search's best is this many times faster (single timed runs make small wins "
+                "noise; cloning them unlearns good choices)"})
+
+
+def demonstration(entry: dict, policy_schedule: str, policy_speedup: float,
+                  margin: float) -> dict:
+    """A search result (``best_schedule``, ``best_speedup``) as a
+    demonstration for fine-tuning the policy that scheduled the program: the
+    policy's own schedule unless the search's best is ``margin`` times faster
+    (the search's winner is then kept as ``search_schedule``)."""
+    out = dict(entry, policy_schedule=policy_schedule, policy_speedup=policy_speedup)
+    if out["best_schedule"] != policy_schedule and out["best_speedup"] < margin * policy_speedup:
+        out.update(search_schedule=out["best_schedule"], search_speedup=out["best_speedup"],
+                   best_schedule=policy_schedule, best_speedup=policy_speedup)
+    out["best_is_policy"] = out["best_schedule"] == policy_schedule
+    return out
 
 
 def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
@@ -163,7 +184,13 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
     from mlir_rl.measure.measurer import MeasureConfig, Measurer
     if cfg.sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {cfg.sampler!r}; valid: {', '.join(SAMPLERS)}")
-    progs = [(e["name"], text) for e, text in load_dataset(cfg.dataset, cfg.split)]
+    families = {f for f in cfg.family.split(",") if f}
+    # (index in the split: the sampler's seed, name, text)
+    progs = [(i, e["name"], text) for i, (e, text) in enumerate(load_dataset(cfg.dataset, cfg.split))
+             if not families or e.get("family") in families]
+    if not progs:
+        raise ValueError(f"no program of {cfg.dataset}:{cfg.split}"
+                         + (f" in families {cfg.family}" if families else ""))
     results = []
     items = progs
     if progress:
@@ -171,7 +198,7 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
         items = tqdm(progs, desc=f"search {cfg.sampler} x{cfg.budget}", unit="program")
     with Measurer(MeasureConfig(exec=ExecConfig(runs=cfg.runs, threads=cfg.threads),
                                 memo_path=cfg.memo)) as measurer:
-        for i, (name, text) in enumerate(items):
+        for i, name, text in items:
             extra = []
             if cfg.policy is not None:
                 pm = Module.parse(text, name)
@@ -182,8 +209,10 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
             entry = {"name": name, "best_schedule": r.best_schedule,
                      "best_speedup": r.best_speedup, "tried": r.tried}
             if extra:
-                entry["policy_schedule"] = extra[0]
-                entry["best_is_policy"] = r.best_schedule == extra[0]
+                # The policy's schedule is the first candidate measured ("" is
+                # the unscheduled program: speedup 1).
+                entry = demonstration(entry, extra[0], r.speedups[0] if extra[0] else 1.0,
+                                      cfg.policy_margin)
             results.append(entry)
             Path(cfg.output).write_text(json.dumps(results, indent=2) + "\n")
     return results
