@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Two ONNX policies on the same programs, in one run: per program and per
 kind, the geomean speedup over unscheduled of each policy's greedy schedule
-(2 threads, median of --runs timed runs, outputs checked against the
-unscheduled program).
+(2 threads, median of --rounds x --runs timed runs in alternating order,
+outputs checked against the unscheduled program; exit 1 if any differs).
 
-  .venv/bin/python scripts/compare_policies.py OLD.onnx NEW.onnx [--programs val|prepared]
+  .venv/bin/python scripts/compare_policies.py OLD.onnx NEW.onnx \
+      [--programs val|prepared|thin|ops|unseen|shapes|models] [--dataset DIR]
 """
 import argparse
 import collections
@@ -12,41 +13,82 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from mlir_rl.core import Module, outputs_match
+
+
+def _programs(args):
+    """(name, split, group, text) of the programs to compare on."""
+    if args.programs == "models":
+        from mlir_rl.bench import peers
+        from mlir_rl.core import prepare
+        # Imported with torch-mlir (cached in runs/models), through mlir-rl-prepare.
+        return [(k.name, "models", "models", prepare(k.text, k.name))
+                for k in peers.models_suite()
+                if not args.models or k.name in args.models.split(",")]
+    if args.programs in ("ops", "unseen", "shapes"):
+        from mlir_rl.bench import peers
+        suite = {"ops": peers.operator_suite, "unseen": peers.unseen_suite,
+                 "shapes": peers.shapes_suite}[args.programs]()
+        return [(k.name, args.programs, args.programs, k.text) for k in suite]
+    manifest = json.loads((Path(args.dataset) / "manifest.json").read_text())
+    out = []
+    for p in manifest["programs"]:
+        if args.programs == "val" and p["split"] != "val":
+            continue
+        if args.programs in ("prepared", "thin") and p["family"] != args.programs:
+            continue
+        key = p["family"] if p["family"] in ("prepared", "thin") else p["kind"]
+        out.append((p["name"], p["split"], key,
+                    (Path(args.dataset) / p["file"]).read_text()))
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old")
     ap.add_argument("new")
-    ap.add_argument("--programs", choices=["val", "prepared"], default="val",
-                    help="the validation split, or the prepared family (train and validation)")
+    ap.add_argument("--programs", choices=["val", "prepared", "thin", "ops", "unseen", "shapes",
+                                            "models"],
+                    default="val",
+                    help="the validation split; the prepared or thin family (train and "
+                         "validation; thin needs a dataset made with --thin); or a bench suite "
+                         "(models: imported networks after mlir-rl-prepare)")
+    ap.add_argument("--models", default="", help="--programs models: these only (comma-separated)")
+    ap.add_argument("--base-runs", type=int, default=0,
+                    help="timed runs of the unscheduled program (default: --runs)")
     ap.add_argument("--dataset", default="runs/dataset")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="rounds of --runs per policy, the order alternating")
     args = ap.parse_args()
-    manifest = json.loads((Path(args.dataset) / "manifest.json").read_text())
     rows: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
     wrong = 0
-    for p in manifest["programs"]:
-        if args.programs == "val" and p["split"] != "val":
-            continue
-        if args.programs == "prepared" and p["family"] != "prepared":
-            continue
-        mod = Module.load(str(Path(args.dataset) / p["file"]))
-        base = mod.fresh().time(runs=args.runs, warmup=1, threads=args.threads)
-        result = []
+    for name, split, key, text in _programs(args):
+        mod = Module.parse(text, name)
+        base = mod.fresh().time(runs=args.base_runs or args.runs, warmup=0 if args.base_runs else 1,
+                                threads=args.threads)
+        scheduled = []
         for model in (args.old, args.new):
             s = mod.fresh()
             s.schedule_with_policy(model)
-            t = s.time(runs=args.runs, warmup=1, threads=args.threads)
-            ok, _ = outputs_match(t.outputs, base.outputs)
-            wrong += not ok
-            result.append((base.median / t.median, ok, s.schedule))
-        key = p["family"] if p["family"] == "prepared" else p["kind"]
-        rows[key].append((result[0][0], result[1][0]))
-        print(f"{p['name']:40s} {p['split']:5s} old {result[0][0]:7.2f}x new {result[1][0]:7.2f}x "
-              f"ok={result[0][1] and result[1][1]} | {result[1][2][:100]}", flush=True)
+            scheduled.append(s)
+        # Rounds in alternating order (old new, new old, ...): in one process
+        # the program timed second tends to run faster.
+        seconds: list[list[float]] = [[], []]
+        for r in range(args.rounds):
+            for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                t = scheduled[i].time(runs=args.runs, warmup=1, threads=args.threads)
+                ok, _ = outputs_match(t.outputs, base.outputs)
+                wrong += not ok
+                seconds[i] += t.seconds
+        old, new = (base.median / float(np.median(t)) for t in seconds)
+        rows[key].append((old, new))
+        so, sn = (s.schedule for s in scheduled)
+        print(f"{name:40s} {split:6s} old {old:7.2f}x new {new:7.2f}x | "
+              + (sn[:100] if so == sn else f"old {so[:60]} | new {sn[:60]}"), flush=True)
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     old_all, new_all = [], []
     for kind, v in sorted(rows.items()):
