@@ -10,25 +10,23 @@ outputs checked against the unscheduled program; exit 1 if any differs).
 import argparse
 import collections
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 
-from mlir_rl.core import Module, outputs_match
+from mlir_rl.core import Module, outputs_match, prepare
+from mlir_rl.stats import geomean
 
 
 def _programs(args):
     """(name, split, group, text) of the programs to compare on."""
+    from mlir_rl.bench import peers
     if args.programs == "models":
-        from mlir_rl.bench import peers
-        from mlir_rl.core import prepare
         # Imported with torch-mlir (cached in runs/models), through mlir-rl-prepare.
         return [(k.name, "models", "models", prepare(k.text, k.name))
                 for k in peers.models_suite()
                 if not args.models or k.name in args.models.split(",")]
     if args.programs in ("ops", "unseen", "shapes"):
-        from mlir_rl.bench import peers
         suite = {"ops": peers.operator_suite, "unseen": peers.unseen_suite,
                  "shapes": peers.shapes_suite}[args.programs]()
         return [(k.name, args.programs, args.programs, k.text) for k in suite]
@@ -89,13 +87,13 @@ def main() -> int:
         so, sn = (s.schedule for s in scheduled)
         print(f"{name:40s} {split:6s} old {old:7.2f}x new {new:7.2f}x | "
               + (sn[:100] if so == sn else f"old {so[:60]} | new {sn[:60]}"), flush=True)
-    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     old_all, new_all = [], []
     for kind, v in sorted(rows.items()):
-        print(f"{kind:20s} n={len(v):3d} old {geo([a for a, _ in v]):7.2f}x new {geo([b for _, b in v]):7.2f}x")
+        print(f"{kind:20s} n={len(v):3d} old {geomean([a for a, _ in v]):7.2f}x "
+              f"new {geomean([b for _, b in v]):7.2f}x")
         old_all += [a for a, _ in v]
         new_all += [b for _, b in v]
-    print(f"{'all':20s} n={len(old_all):3d} old {geo(old_all):7.2f}x new {geo(new_all):7.2f}x  "
+    print(f"{'all':20s} n={len(old_all):3d} old {geomean(old_all):7.2f}x new {geomean(new_all):7.2f}x  "
           f"slower than unscheduled: old {sum(a < 1 for a in old_all)} new {sum(b < 1 for b in new_all)}")
     return 1 if wrong else 0
 
