@@ -90,7 +90,7 @@
 
 // NO-HELPER: op 2 (linalg.generic): not tuned: the measurement helper mlir-rl-measure was not found at '{{.*}}missing'; measure-tool= names it; scheduled by the policy
 
-// NEGATIVE: error: linalg-rl-schedule: search, budget-ms and threads must not be negative
+// NEGATIVE: error: linalg-rl-schedule: search, budget-ms, candidate-timeout-s and threads must not be negative
 // SAMPLE: error: linalg-rl-schedule: sample=true does not go with search or tuning-db
 
 func.func @mm_relu(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x64xf32> {

@@ -52,9 +52,12 @@ class TuneResult:
 
 def pass_pipeline(search: int = 8, db: Optional[str] = None, threads: int = 0,
                   budget_ms: float = 0, model: str = "", prepare: bool = False,
-                  lower: bool = False, dump_schedule: Optional[str] = None) -> str:
+                  lower: bool = False, dump_schedule: Optional[str] = None,
+                  candidate_timeout_s: Optional[float] = None) -> str:
     """The ``-p`` pipeline of a tuning run."""
     opts = [f"search={search}", f"threads={threads}"]
+    if candidate_timeout_s is not None:
+        opts.append(f"candidate-timeout-s={candidate_timeout_s}")
     if db:
         opts.append(f"tuning-db={db}")
     if budget_ms:
@@ -73,15 +76,16 @@ def pass_pipeline(search: int = 8, db: Optional[str] = None, threads: int = 0,
 def tune(text: str, search: int = 8, db: Optional[str] = None, threads: int = 0,
          budget_ms: float = 0, model: str = "", prepare: bool = False,
          lower: bool = False, progress: Optional[Progress] = None,
-         name: str = "<input>") -> TuneResult:
+         name: str = "<input>", candidate_timeout_s: Optional[float] = None) -> TuneResult:
     """Schedule ``text`` with the policy's proposals measured (``search``
-    per op; 0: the database only) in ``mlir-rl-opt``. Raises ScheduleError
-    with the pass's diagnostics if it fails."""
+    per op; 0: the database only) in ``mlir-rl-opt``. ``candidate_timeout_s``:
+    the pass's ``candidate-timeout-s`` (None: its default). Raises
+    ScheduleError with the pass's diagnostics if it fails."""
     with tempfile.TemporaryDirectory(prefix="mlir-rl-tune-") as tmp:
         dump = Path(tmp) / "schedule.mlir"
         out = Path(tmp) / "out.mlir"
         pipeline = pass_pipeline(search, db, threads, budget_ms, model, prepare, lower,
-                                 str(dump))
+                                 str(dump), candidate_timeout_s)
         start = time.perf_counter()
         proc = subprocess.Popen([str(opt_path()), "-p", pipeline, "-", "-o", str(out)],
                                 stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import sqlite3
+import time
 
 import pytest
 
@@ -112,6 +113,26 @@ def test_a_crashing_candidate_costs_that_candidate_only(monkeypatch, tmp_path):
     con = sqlite3.connect(db)
     statuses = {s for (s,) in con.execute("SELECT status FROM measurements")}
     assert "crashed" in statuses and "ok" in statuses
+
+
+def test_a_hanging_candidate_is_stopped_after_the_candidate_timeout(monkeypatch, tmp_path):
+    # The hook makes candidate 0 of every op sleep for an hour; the helper
+    # is stopped one second after its last report (not after the process's
+    # 120 s), the candidate counts as a timeout, and the op is tuned on.
+    monkeypatch.setenv("MLIR_RL_MEASURE_HANG_AT", "0")
+    db = str(tmp_path / "hang.sqlite")
+    start = time.perf_counter()
+    r = tune(PROGRAM, search=2, db=db, threads=1, candidate_timeout_s=1)
+    elapsed = time.perf_counter() - start
+    timed_out = [line for line in r.lines if "1 timeout" in line]
+    assert len(timed_out) == r.searched >= 3, r.lines
+    assert elapsed < 60, elapsed
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(PROGRAM))
+    assert ok, err
+    con = sqlite3.connect(db)
+    details = {d for (s, d) in con.execute("SELECT status, detail FROM measurements")
+               if s == "timeout"}
+    assert details == {"mlir-rl-measure spent over 1 s on one candidate"}, details
 
 
 @pytest.mark.parametrize("crash, stays", [("1", "greedy"), ("0", "tuned")])

@@ -237,9 +237,10 @@ struct LinalgRlSchedulePass
     PolicyStats stats;
     std::string error;
     auto runPolicy = makePolicyFn();
-    if (search < 0 || budgetMs < 0 || threads < 0) {
-      module.emitError() << "linalg-rl-schedule: search, budget-ms and "
-                            "threads must not be negative";
+    if (search < 0 || budgetMs < 0 || threads < 0 || candidateTimeoutS < 0) {
+      module.emitError() << "linalg-rl-schedule: search, budget-ms, "
+                            "candidate-timeout-s and threads must not be "
+                            "negative";
       scheduler.removeTags();
       return failure();
     }
@@ -257,6 +258,7 @@ struct LinalgRlSchedulePass
       tuning.budgetMs = budgetMs;
       tuning.threads = threads;
       tuning.measure.tool = measureTool;
+      tuning.measure.candidateTimeoutSeconds = candidateTimeoutS;
       TuningStats tuningStats;
       emitRemark(module.getLoc())
           << "linalg-rl-schedule: tuning "

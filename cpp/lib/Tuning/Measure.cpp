@@ -9,9 +9,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 
 namespace mlir::rl {
 
@@ -132,15 +134,56 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
     std::string message;
     bool failedToRun = false;
     auto t0 = Clock::now();
-    int rc = llvm::sys::ExecuteAndWait(
-        tool, argRefs, std::nullopt, redirects,
-        (unsigned)std::max(1.0, options.timeoutSeconds), 0, &message,
-        &failedToRun);
-    double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    llvm::sys::ProcessInfo child = llvm::sys::ExecuteNoWait(
+        tool, argRefs, std::nullopt, redirects, 0, &message, &failedToRun);
     ++outcome.processes;
-    if (failedToRun) {
+    if (failedToRun || child.Pid <= 0) {
       error = "cannot run " + tool + ": " + message;
       return failure();
+    }
+    // Wait for the helper, watching its reports: past the process timeout,
+    // or once the baseline is reported, past the candidate timeout since the
+    // last report, it is stopped (and the candidate it was on blamed).
+    bool stopped = false, candidateStopped = false;
+    int rc;
+    {
+      size_t reports = 0;
+      auto lastReport = t0;
+      while (true) {
+        std::string waitMessage;
+        llvm::sys::ProcessInfo done =
+            llvm::sys::Wait(child, /*SecondsToWait=*/0, &waitMessage,
+                            nullptr, /*Polling=*/true);
+        if (done.Pid != 0) {
+          rc = done.ReturnCode;
+          if (!waitMessage.empty())
+            message = waitMessage;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        auto now = Clock::now();
+        std::string sofar = outFile.read();
+        size_t n = (size_t)llvm::count(sofar, '\n');
+        if (n != reports) {
+          reports = n;
+          lastReport = now;
+        }
+        bool pastTotal =
+            std::chrono::duration<double>(now - t0).count() >=
+            std::max(1.0, options.timeoutSeconds);
+        bool pastCandidate =
+            options.candidateTimeoutSeconds > 0 && reports > 0 &&
+            std::chrono::duration<double>(now - lastReport).count() >=
+                options.candidateTimeoutSeconds;
+        if (pastTotal || pastCandidate) {
+          ::kill(child.Pid, SIGKILL);
+          llvm::sys::Wait(child, std::nullopt, nullptr);
+          stopped = true;
+          candidateStopped = !pastTotal;
+          rc = -2;
+          break;
+        }
+      }
     }
     // What the helper reported before it ended.
     int64_t last = (int64_t)first - 1;
@@ -171,8 +214,7 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
     if (rc == 0)
       break;
     // The helper died (or was stopped): blame what it was measuring.
-    std::string why =
-        elapsed >= options.timeoutSeconds - 0.5 ? "timeout" : "crashed";
+    std::string why = stopped ? "timeout" : "crashed";
     // The helper's stderr without LLVM's crash boilerplate (stack frames).
     std::string stderrText;
     std::string errText = errFile.read();
@@ -190,9 +232,15 @@ LogicalResult measureUnit(StringRef unitText, ArrayRef<std::string> schedules,
     std::string stderrTail = StringRef(stderrText).take_back(500).str();
     std::string detail = "mlir-rl-measure " +
                          (why == "timeout"
-                              ? "ran past " +
-                                    std::to_string((int)options.timeoutSeconds) +
-                                    " s"
+                              ? (candidateStopped
+                                     ? "spent over " +
+                                           std::to_string((int)options
+                                                              .candidateTimeoutSeconds) +
+                                           " s on one candidate"
+                                     : "ran past " +
+                                           std::to_string(
+                                               (int)options.timeoutSeconds) +
+                                           " s")
                               : "exited with " + std::to_string(rc)) +
                          (message.empty() ? "" : ": " + message) +
                          (stderrTail.empty() ? "" : "; " + stderrTail);

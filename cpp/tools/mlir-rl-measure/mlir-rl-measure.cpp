@@ -18,7 +18,8 @@
 // Runs in a process of its own, so that a candidate that crashes or hangs
 // costs that candidate only (the caller restarts it after the culprit).
 //
-// Test hook: MLIR_RL_MEASURE_CRASH_AT=I makes candidate I crash.
+// Test hooks: MLIR_RL_MEASURE_CRASH_AT=I makes candidate I crash,
+// MLIR_RL_MEASURE_HANG_AT=I makes it hang.
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/ActionSpace/ScheduleText.h"
@@ -41,6 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <thread>
 #include <csignal>
 #include <cstdio>
 
@@ -237,6 +239,7 @@ int main(int argc, char **argv) {
     return 0;
 
   const char *crashAt = std::getenv("MLIR_RL_MEASURE_CRASH_AT");
+  const char *hangAt = std::getenv("MLIR_RL_MEASURE_HANG_AT");
   double best = base.seconds;
   auto start = std::chrono::steady_clock::now();
   for (size_t i = o.first; i < schedules.size(); ++i) {
@@ -250,6 +253,8 @@ int main(int argc, char **argv) {
     }
     if (crashAt && std::to_string(i) == crashAt)
       std::raise(SIGSEGV);
+    if (hangAt && std::to_string(i) == hangAt)
+      std::this_thread::sleep_for(std::chrono::hours(1));
     // The cut saves the time of slow candidates; below 10 ms over the best
     // there is nothing to save, and one call of a short op (an OpenMP wake
     // up, a page fault) must not end a candidate.

@@ -497,6 +497,9 @@ class TuneConfig:
     search: int = option(8, help="schedules measured per op (0: the database only)")
     threads: int = option(CPUS, help="the thread count the code will run with")
     budget_ms: float = option(0.0, help="time for one op's candidates (0: no limit)")
+    candidate_timeout_s: float = option(15.0, help="seconds one candidate may take to compile and "
+                                                   "be measured; past it, it counts as a timeout "
+                                                   "(0: no limit)")
     model: str = option("", help="the policy (default: the shipped one)")
     prepare: bool = option(False, help="run mlir-rl-prepare first (imported models)")
     lower: bool = option(False, help="print the LLVM-dialect IR after mlir-rl-lower")
@@ -517,7 +520,7 @@ def cmd_tune(c: TuneConfig) -> int:
 
     r = tune(read_text(c.file), search=c.search, db=c.db, threads=c.threads,
              budget_ms=c.budget_ms, model=c.model, prepare=c.prepare, lower=c.lower,
-             progress=progress, name=c.file)
+             progress=progress, name=c.file, candidate_timeout_s=c.candidate_timeout_s)
     if not c.quiet:
         print(file=sys.stderr)
     for line in r.lines:

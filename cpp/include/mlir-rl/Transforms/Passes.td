@@ -110,6 +110,11 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "With search: time for one op's candidates in milliseconds; "
            "candidates left when it is spent are not measured (0: no "
            "limit)">,
+    Option<"candidateTimeoutS", "candidate-timeout-s", "double",
+           /*default=*/"15",
+           "With search: seconds one candidate may take to compile and be "
+           "measured before the helper is stopped and the candidate counts "
+           "as a timeout (0: no limit; the helper's 120 s hold)">,
     Option<"threads", "threads", "int", /*default=*/"0",
            "With search: the thread count the compiled code will run with "
            "(measurements and database entries use it; 0: all cores)">,

@@ -34,6 +34,11 @@ struct MeasureOptions {
   uint64_t seed = 0;
   double budgetSeconds = 0;  // for the candidates of one unit (0: none)
   double timeoutSeconds = 120; // one helper process
+  /// One candidate's compile and measurement (0: no limit): past it the
+  /// helper is stopped and the candidate counts as a timeout. A unit's
+  /// candidates compile in about a second; a vector transposed element by
+  /// element (a relu interchanged, then vectorized 64x56) took 88 s.
+  double candidateTimeoutSeconds = 15;
   /// A call slower than this x the best so far stops a candidate.
   double cutFactor = 1.25;
   /// Short functions are called until their timed calls add up to this.
