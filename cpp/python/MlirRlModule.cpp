@@ -453,6 +453,29 @@ NB_MODULE(_core, m) {
       "text"_a, "name"_a = "<input>",
       "`text` (a module) through mlir-rl-prepare: elementwise chains fused, "
       "pads folded into their producers, one init per consumer.");
+  m.def(
+      "front_end",
+      [](const std::string &text, const std::string &name,
+         bool rewriteWindows, bool padToTiles) {
+        std::string out, error;
+        bool ok;
+        {
+          nb::gil_scoped_release release;
+          ok = frontEndText(text, name, rewriteWindows, padToTiles, out,
+                            error);
+        }
+        if (!ok)
+          throw nb::value_error(
+              ("cannot run the policy's front end on " + name + ":\n" + error)
+                  .c_str());
+        return out;
+      },
+      "text"_a, "name"_a = "<input>", "rewrite_windows"_a = true,
+      "pad_to_tiles"_a = true,
+      "`text` (a module) through linalg-rl-schedule's front end only, as "
+      "the policy sees it: 2-D convolutions as im2col + matmul, poolings and "
+      "NCHW depthwise convolutions as elementwise ops over strided views "
+      "(rewrite_windows), odd extents padded to full tiles (pad_to_tiles).");
 
   // -- Compiled functions (the torch.compile backend's runtime) -------------
   nb::class_<JitFunction>(m, "JitFunction",

@@ -607,6 +607,26 @@ bool prepareText(const std::string &text, const std::string &bufferName,
   return true;
 }
 
+bool frontEndText(const std::string &text, const std::string &bufferName,
+                  bool rewriteWindows, bool padToTiles, std::string &out,
+                  std::string &error) {
+  registerAllPassesOnce();
+  std::unique_ptr<MLIRContext> context = createContext();
+  OwningOpRef<ModuleOp> module =
+      parseVerified(context.get(), text, bufferName, error);
+  if (!module)
+    return false;
+  PolicyFrontEndOptions options;
+  options.rewriteWindows = rewriteWindows;
+  options.padToTiles = padToTiles;
+  std::vector<PassStep> ran;
+  if (failed(applyPolicyFrontEnd(*module, options, ran, error)))
+    return false;
+  llvm::raw_string_ostream os(out);
+  module->print(os);
+  return true;
+}
+
 std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
                                                    const std::string &function,
                                                    int threads,

@@ -230,6 +230,13 @@ std::string getPreparePipelineText();
 bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error);
 
+/// `text` through linalg-rl-schedule's front end only (what the policy is
+/// asked about: windowed ops rewritten, odd extents padded), without
+/// scheduling anything (false: `error` says why).
+bool frontEndText(const std::string &text, const std::string &bufferName,
+                  bool rewriteWindows, bool padToTiles, std::string &out,
+                  std::string &error);
+
 /// `text` (a scheduled or unscheduled linalg-on-tensors module) lowered
 /// with its arguments read-only and JIT-compiled for calls on the caller's
 /// buffers (null: `error` says why).

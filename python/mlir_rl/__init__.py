@@ -24,6 +24,7 @@ from mlir_rl.core import (  # noqa: F401
     action_kinds,
     default_model_path,
     format_schedule,
+    front_end,
     layout,
     legality,
     lowering_pipeline,

@@ -166,6 +166,20 @@ def prepare(text: str, name: str = "<input>") -> str:
     return _prepare_text(text, name)
 
 
+def front_end(text: str, name: str = "<input>", rewrite_windows: bool = True,
+              pad_to_tiles: bool = True) -> str:
+    """``text`` as the pass's policy is asked about it: ``linalg-rl-schedule``'s
+    front end without the scheduling (``rewrite_windows``: 2-D convolutions
+    as im2col + matmul, poolings and NCHW depthwise convolutions as
+    elementwise ops over strided views; ``pad_to_tiles``: odd extents
+    padded to full tiles). A module without such ops comes back as printed.
+    Raises ScheduleError if the text does not parse or a step fails."""
+    try:
+        return _core.front_end(text, name, rewrite_windows, pad_to_tiles)
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
+
+
 def _prepare_text(text: str, name: str) -> str:
     # Module.load's `prepare` flag shadows prepare() there.
     try:

@@ -51,6 +51,37 @@ def test_thin_family_leaves_the_split_as_it_was_and_spares_the_shapes_suite(tmp_
             assert mlir_rl.Module.parse(text, e["name"]).traversal_order(), e["name"]
 
 
+def test_front_end_dataset_holds_what_the_pass_schedules(tmp_path):
+    """`--front-end` writes the form the pass's policy is asked about:
+    training and evaluation then schedule what a user's program becomes."""
+    plain = make_dataset(tmp_path / "plain", seed=3, sequences=6, lqcd=2)
+    fe = make_dataset(tmp_path / "fe", seed=3, sequences=6, lqcd=2, front_end=True)
+    assert fe["front_end"] and not plain["front_end"]
+    key = [(e["name"], e["split"], e["signature"]) for e in plain["programs"]]
+    assert [(e["name"], e["split"], e["signature"]) for e in fe["programs"]] == key
+    given = {e["name"]: text for e, text in load_dataset(tmp_path / "plain")}
+    changed = []
+    for e, text in load_dataset(tmp_path / "fe"):
+        names = [o.name for o in mlir_rl.Module.parse(text, e["name"]).ops()]
+        assert not [n for n in names if n.startswith(("linalg.conv_2d_n", "linalg.pooling"))], \
+            (e["name"], names)
+        if text != given[e["name"]]:
+            changed.append(e["name"])
+            # The policy on the written program decides as the pass does on
+            # the program as the user wrote it.
+            m = mlir_rl.Module.parse(text, e["name"])
+            m.schedule_with_policy(rewrite_windows=False, pad_to_tiles=False)
+            u = mlir_rl.Module.parse(given[e["name"]], e["name"])
+            u.schedule_with_policy()
+            assert m.schedule == u.schedule, e["name"]
+    kinds = {e["kind"] for e in plain["programs"] if e["name"] in changed}
+    assert {"conv_2d", "pooling"} <= kinds, kinds
+    # Programs without windows or odd extents are written as they were.
+    assert any(e["kind"] == "matmul" and e["name"] not in changed for e in plain["programs"])
+    one = given[changed[0]]
+    assert mlir_rl.front_end(mlir_rl.front_end(one)) == mlir_rl.front_end(one)
+
+
 def test_kernels_import_no_dataset():
     """The kernel builders are the bottom layer: datasets and suites use them,
     not the other way round."""

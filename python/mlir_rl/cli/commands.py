@@ -333,13 +333,19 @@ class DatasetConfig:
     thin: bool = option(False, help="add the thin family (batch-1 linear layers, tall-skinny "
                                     "matmuls, NHWC pooling, layer norm; split on its own: the "
                                     "other programs' split is unchanged); the shipped policy "
-                                    "was trained without it")
+                                    "was fine-tuned on it (docs/learning.md)")
+    front_end: bool = option(False, help="write each program as the pass's policy sees it "
+                                         "(linalg-rl-schedule's front end: convolutions as "
+                                         "im2col + matmul, poolings as strided elementwise ops, "
+                                         "odd extents padded), so that training and evaluation "
+                                         "schedule what users' programs become in the pass; "
+                                         "the shipped policy was trained on programs as written")
 
 
 def cmd_dataset(c: DatasetConfig) -> int:
     from mlir_rl.data.dataset import make_dataset
     manifest = make_dataset(c.output, seed=c.seed, sequences=c.sequences, lqcd=c.lqcd,
-                            val_fraction=c.val_fraction, thin=c.thin)
+                            val_fraction=c.val_fraction, thin=c.thin, front_end=c.front_end)
     parts: dict[str, int] = {}
     for e in manifest["programs"]:
         key = f"{e['split']}/{e['family']}"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -319,8 +319,15 @@ def split(programs: list[Program], val_fraction: float, seed: int) -> tuple[list
 
 
 def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int = 8,
-                 val_fraction: float = 0.25, thin: bool = False) -> dict:
-    """Write the programs and a manifest; returns the manifest."""
+                 val_fraction: float = 0.25, thin: bool = False,
+                 front_end: bool = False) -> dict:
+    """Write the programs and a manifest; returns the manifest.
+
+    ``front_end``: write each program as the pass's policy sees it
+    (``mlir_rl.core.front_end``: windows rewritten, odd extents padded), so
+    that training, search and evaluation, which schedule programs as given,
+    schedule the form a user's program takes in ``linalg-rl-schedule``.
+    Names, signatures and the split do not change."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     progs = all_programs(seed, sequences, lqcd)
@@ -336,6 +343,10 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
         # families' split as it was (the shipped policy's validation set).
         thin_train, thin_val = split(thin_ops(), val_fraction, seed)
         train, val = train + thin_train, val + thin_val
+    if front_end:
+        from mlir_rl.core import front_end as pass_front_end
+        train, val = ([replace(p, text=pass_front_end(p.text, p.name)) for p in part]
+                      for part in (train, val))
     entries = []
     for part, items in (("train", train), ("val", val)):
         for p in items:
@@ -346,7 +357,8 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
                      sha256=hashlib.sha256(p.text.encode()).hexdigest())
             entries.append(d)
     manifest = {"seed": seed, "sequences": sequences, "lqcd": lqcd,
-                "val_fraction": val_fraction, "thin": thin, "programs": entries}
+                "val_fraction": val_fraction, "thin": thin, "front_end": front_end,
+                "programs": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
