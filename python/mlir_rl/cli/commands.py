@@ -333,7 +333,7 @@ class DatasetConfig:
     thin: bool = option(False, help="add the thin family (batch-1 linear layers, tall-skinny "
                                     "matmuls, NHWC pooling, layer norm; split on its own: the "
                                     "other programs' split is unchanged); the shipped policy "
-                                    "was fine-tuned on it (docs/learning.md)")
+                                    "was trained without it (one fine-tuning round on it: docs/learning.md)")
     front_end: bool = option(False, help="write each program as the pass's policy sees it "
                                          "(linalg-rl-schedule's front end: convolutions as "
                                          "im2col + matmul, poolings as strided elementwise ops, "
