@@ -149,7 +149,13 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
     ::setenv("MLIR_RL_MEASURE_CRASH_AT", hook, 1);
   else
     ::unsetenv("MLIR_RL_MEASURE_CRASH_AT");
+  // The ops' hang hook (MLIR_RL_MEASURE_HANG_AT) is theirs alone too.
+  const char *hangHook = std::getenv("MLIR_RL_MEASURE_HANG_AT");
+  std::string savedHangHook = hangHook ? hangHook : "";
+  ::unsetenv("MLIR_RL_MEASURE_HANG_AT");
   LogicalResult ran = measureUnit(*measured, schedules, measure, outcome, why);
+  if (hangHook)
+    ::setenv("MLIR_RL_MEASURE_HANG_AT", savedHangHook.c_str(), 1);
   if (opHook)
     ::setenv("MLIR_RL_MEASURE_CRASH_AT", savedOpHook.c_str(), 1);
   else
