@@ -41,7 +41,9 @@
 // RUN:   | FileCheck %s --check-prefix=REVERT
 // RUN: diff %t.greedy %t.revert
 // When the greedy candidate crashes instead, the tuned schedule stays; the
-// decision is recorded, and a second compile measures nothing.
+// decision is recorded, and a second compile measures nothing. (With the
+// greedy candidate crashed, the matmul's winner is T or TF by a few
+// microseconds; after TF the fill is searched too: 2 or 3 ops searched.)
 // RUN: rm -f %t.check.db
 // RUN: env MLIR_RL_MEASURE_CRASH_AT=0 MLIR_RL_MODULE_CHECK_CRASH_AT=0 %mlir_opt %s \
 // RUN:   --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
@@ -81,11 +83,11 @@
 // CRASH: op 1 (linalg.matmul): tuned {{[34]}} candidates ({{.*}}1 crashed{{.*}})
 // CRASH: tuned 3 ops: 2 searched ({{[0-9]+}} candidates measured in 4 helper processes)
 
-// REVERT: tuned 3 ops: 2 searched
+// REVERT: tuned 3 ops: {{[23]}} searched
 // REVERT: remark: linalg-rl-schedule: module check: tuned crashed ({{.*}}), greedy {{[0-9.e-]+}} ms, unscheduled {{[0-9.e-]+}} ms: the greedy schedule stays ({{[0-9]+}} helper process{{(es)?}})
 
 // KEEP: remark: linalg-rl-schedule: module check: tuned {{[0-9.e-]+}} ms, greedy crashed ({{.*}}), unscheduled {{[0-9.e-]+}} ms: the tuned schedule stays ({{[0-9]+}} helper process{{(es)?}})
-// KEEP-WARM: tuned 3 ops: 0 searched (0 candidates measured in 0 helper processes), 2 from the tuning database
+// KEEP-WARM: tuned 3 ops: 0 searched (0 candidates measured in 0 helper processes), {{[23]}} from the tuning database
 // KEEP-WARM: remark: linalg-rl-schedule: module check from the tuning database: the tuned schedule
 
 // NO-HELPER: op 2 (linalg.generic): not tuned: the measurement helper mlir-rl-measure was not found at '{{.*}}missing'; measure-tool= names it; scheduled by the policy
