@@ -592,39 +592,40 @@ std::string getLoweringPipelineText() { return getLoweringPipeline(); }
 
 std::string getPreparePipelineText() { return getPreparePipeline(); }
 
-bool prepareText(const std::string &text, const std::string &bufferName,
-                 std::string &out, std::string &error) {
+/// `text` parsed, rewritten in place by `rewrite`, printed into `out`.
+static bool rewriteText(
+    const std::string &text, const std::string &bufferName,
+    function_ref<LogicalResult(ModuleOp, std::string &)> rewrite,
+    std::string &out, std::string &error) {
   registerAllPassesOnce();
   std::unique_ptr<MLIRContext> context = createContext();
   OwningOpRef<ModuleOp> module =
       parseVerified(context.get(), text, bufferName, error);
-  if (!module)
-    return false;
-  if (failed(prepareModule(*module, error)))
+  if (!module || failed(rewrite(*module, error)))
     return false;
   llvm::raw_string_ostream os(out);
   module->print(os);
   return true;
 }
 
+bool prepareText(const std::string &text, const std::string &bufferName,
+                 std::string &out, std::string &error) {
+  return rewriteText(text, bufferName, prepareModule, out, error);
+}
+
 bool frontEndText(const std::string &text, const std::string &bufferName,
                   bool rewriteWindows, bool padToTiles, std::string &out,
                   std::string &error) {
-  registerAllPassesOnce();
-  std::unique_ptr<MLIRContext> context = createContext();
-  OwningOpRef<ModuleOp> module =
-      parseVerified(context.get(), text, bufferName, error);
-  if (!module)
-    return false;
   PolicyFrontEndOptions options;
   options.rewriteWindows = rewriteWindows;
   options.padToTiles = padToTiles;
-  std::vector<PassStep> ran;
-  if (failed(applyPolicyFrontEnd(*module, options, ran, error)))
-    return false;
-  llvm::raw_string_ostream os(out);
-  module->print(os);
-  return true;
+  return rewriteText(
+      text, bufferName,
+      [&](ModuleOp module, std::string &err) {
+        std::vector<PassStep> ran;
+        return applyPolicyFrontEnd(module, options, ran, err);
+      },
+      out, error);
 }
 
 std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,

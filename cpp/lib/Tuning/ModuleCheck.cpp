@@ -9,8 +9,38 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 namespace mlir::rl {
+
+namespace {
+/// Sets an environment variable (unsets it for null) for its lifetime, then
+/// restores what it was.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (saved)
+      ::setenv(name, saved->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name;
+  std::optional<std::string> saved;
+};
+} // namespace
 
 FailureOr<std::string> extractFunctionUnit(ModuleOp module,
                                            bool weightsAsArguments,
@@ -141,25 +171,14 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
                                         tunedSchedule.str()};
   // Test hook: MLIR_RL_MODULE_CHECK_CRASH_AT=I makes the check's candidate
   // I (0: greedy, 1: tuned) crash, as MLIR_RL_MEASURE_CRASH_AT does for
-  // the ops' candidates.
-  const char *hook = std::getenv("MLIR_RL_MODULE_CHECK_CRASH_AT");
-  const char *opHook = std::getenv("MLIR_RL_MEASURE_CRASH_AT");
-  std::string savedOpHook = opHook ? opHook : "";
-  if (hook)
-    ::setenv("MLIR_RL_MEASURE_CRASH_AT", hook, 1);
-  else
-    ::unsetenv("MLIR_RL_MEASURE_CRASH_AT");
-  // The ops' hang hook (MLIR_RL_MEASURE_HANG_AT) is theirs alone too.
-  const char *hangHook = std::getenv("MLIR_RL_MEASURE_HANG_AT");
-  std::string savedHangHook = hangHook ? hangHook : "";
-  ::unsetenv("MLIR_RL_MEASURE_HANG_AT");
-  LogicalResult ran = measureUnit(*measured, schedules, measure, outcome, why);
-  if (hangHook)
-    ::setenv("MLIR_RL_MEASURE_HANG_AT", savedHangHook.c_str(), 1);
-  if (opHook)
-    ::setenv("MLIR_RL_MEASURE_CRASH_AT", savedOpHook.c_str(), 1);
-  else
-    ::unsetenv("MLIR_RL_MEASURE_CRASH_AT");
+  // the ops' candidates; the ops' hooks (crash, hang) are theirs alone.
+  LogicalResult ran = failure();
+  {
+    ScopedEnv crashHook("MLIR_RL_MEASURE_CRASH_AT",
+                        std::getenv("MLIR_RL_MODULE_CHECK_CRASH_AT"));
+    ScopedEnv hangHook("MLIR_RL_MEASURE_HANG_AT", nullptr);
+    ran = measureUnit(*measured, schedules, measure, outcome, why);
+  }
   if (failed(ran))
     return failure();
   result.measured = true;
