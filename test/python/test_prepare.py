@@ -182,38 +182,79 @@ def test_cli_prepare_and_bench_prepare(mlir_rl_cli, tmp_path):
     assert "outputs:    equal" in r.stdout
 
 
-TRANSPOSED_WEIGHTS = """
-func.func @linear(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
-  %w = arith.constant dense<[[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]> : tensor<2x3xf32>
-  %r = arith.constant dense_resource<blob> : tensor<2x3xf32>
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<3x2xf32>
-  %wt = linalg.transpose ins(%w : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
-  %rt = linalg.transpose ins(%r : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
-  %o = tensor.empty() : tensor<4x2xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<4x2xf32>) -> tensor<4x2xf32>
-  %y = linalg.matmul ins(%x, %wt : tensor<4x3xf32>, tensor<3x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
-  %z = linalg.matmul ins(%x, %rt : tensor<4x3xf32>, tensor<3x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
-  return %y, %z : tensor<4x2xf32>, tensor<4x2xf32>
-}
-{-#
+def _linear(rows: int, weight: str = "dense") -> str:
+    """nn.Linear as torch-mlir imports it: the [N, K] = [2, 3] weight (a
+    dense constant, a dense_resource constant or an argument) transposed at
+    run time, then a matmul with ``rows`` rows."""
+    k, n = 3, 2
+    wtype = f"tensor<{n}x{k}xf32>"
+    args = f"%x: tensor<{rows}x{k}xf32>" + (f", %w: {wtype}" if weight == "argument" else "")
+    value = {"dense": "dense<[[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]>",
+             "resource": "dense_resource<blob>"}.get(weight)
+    cst = f"  %w = arith.constant {value} : {wtype}\n" if value else ""
+    out = f"tensor<{rows}x{n}xf32>"
+    return f"""
+func.func @linear({args}) -> {out} {{
+{cst}  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{k}x{n}xf32>
+  %wt = linalg.transpose ins(%w : {wtype}) outs(%e : tensor<{k}x{n}xf32>) permutation = [1, 0]
+  %o = tensor.empty() : {out}
+  %f = linalg.fill ins(%zero : f32) outs(%o : {out}) -> {out}
+  %y = linalg.matmul ins(%x, %wt : tensor<{rows}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f : {out}) -> {out}
+  return %y : {out}
+}}
+""" + ("""{-#
   dialect_resources: {
     builtin: {
       blob: "0x040000000000803F0000004000004040000080400000A0400000C040"
     }
   }
 #-}
-"""
+""" if weight == "resource" else "")
 
 
-def test_constant_weights_are_transposed_at_compile_time():
+@pytest.mark.parametrize("weight", ["dense", "resource"])
+def test_constant_weights_are_transposed_at_compile_time(weight):
     """torch-mlir transposes every nn.Linear weight at run time; prepared,
-    dense and dense_resource weights are transposed once, by the compiler."""
-    after = mlir_rl.prepare(TRANSPOSED_WEIGHTS)
+    dense and dense_resource weights of a matmul with more than 16 rows are
+    transposed once, by the compiler."""
+    text = _linear(17, weight)
+    after = mlir_rl.prepare(text)
     assert "linalg.transpose" not in after and "linalg.generic" not in after
-    assert _names(after).count("linalg.matmul") == 2
-    ok, err = mlir_rl.outputs_match(_outputs(after), _outputs(TRANSPOSED_WEIGHTS))
+    assert _names(after) == ["linalg.fill", "linalg.matmul"]
+    assert "tensor<3x2xf32>" in after and "tensor<2x3xf32>" not in after
+    ok, err = mlir_rl.outputs_match(_outputs(after), _outputs(text))
     assert ok, err
+
+
+@pytest.mark.parametrize("weight", ["dense", "resource", "argument"])
+@pytest.mark.parametrize("rows", [1, 4, 16])
+def test_a_thin_matmul_reads_its_transposed_weight_in_place(rows, weight):
+    """A matmul with at most 16 rows (a batch-1 linear layer) reads the
+    [N, K] weight as it is, one weight row per output column, instead of a
+    [K, N] transpose (made at compile time for constants, at run time for
+    arguments): no transpose is left, the matmul is a contraction generic
+    over the untransposed weight, and the outputs are equal, unscheduled and
+    scheduled by the policy."""
+    text = _linear(rows, weight)
+    after = mlir_rl.prepare(text)
+    assert "linalg.transpose" not in after and "linalg.matmul" not in after
+    assert _names(after) == ["linalg.fill", "linalg.generic"]
+    assert "affine_map<(d0, d1, d2) -> (d1, d2)>" in after
+    assert "tensor<3x2xf32>" not in after
+    op = mlir_rl.Module.parse(after).ops()[-1]
+    assert op.kind == "matmul" and list(op.iterators) == ["parallel", "parallel", "reduction"]
+    _assert_same_outputs(text, after)
+
+
+def test_the_thin_matmul_bound_is_a_pass_option(mlir_rl_opt):
+    """thin-matmul-rows=0 keeps every transposed weight a [K, N] operand."""
+    text = _linear(1)
+    pipe = mlir_rl.prepare_pipeline().replace(
+        "mlir-rl-fuse-elementwise", "mlir-rl-fuse-elementwise{thin-matmul-rows=0}", 1)
+    after = subprocess.run([mlir_rl_opt, "-p", pipe], input=text, capture_output=True,
+                           text=True, check=True).stdout
+    assert _names(after) == ["linalg.fill", "linalg.matmul"] and "tensor<3x2xf32>" in after
 
 
 def _conv(layout: str, n: int, c: int, size: int, f: int, k: int, stride: int,

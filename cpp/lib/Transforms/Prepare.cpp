@@ -146,6 +146,55 @@ struct FoldTransposeOfConstant
   }
 };
 
+/// A matmul with at most `maxRows` rows whose right-hand side is a 2-D
+/// transpose (torch-mlir emits `nn.Linear` as a transpose of its [N, K]
+/// weight and a matmul). With few rows the matmul is a matrix-vector
+/// product that streams its weight once: read in place, [N, K], each output
+/// column reads its weight row contiguously; read transposed, [K, N], every
+/// step of the reduction jumps a whole row of N. Such a matmul becomes a
+/// generic that reads the transpose's input with the map (m, n, k) -> (n, k)
+/// and the transpose, unused, goes (whether its input is a constant or not).
+bool isThinMatmulOfTranspose(linalg::MatmulOp op, int64_t maxRows) {
+  if (maxRows <= 0 || !op.hasPureTensorSemantics() ||
+      op.getIndexingMapsArray() !=
+          linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
+    return false;
+  auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
+  if (!lhs || lhs.getRank() != 2 || ShapedType::isDynamic(lhs.getDimSize(0)) ||
+      lhs.getDimSize(0) > maxRows)
+    return false;
+  auto transpose = op.getInputs()[1].getDefiningOp<linalg::TransposeOp>();
+  return transpose && transpose.hasPureTensorSemantics() &&
+         transpose.getPermutation() == ArrayRef<int64_t>{1, 0};
+}
+
+void readTransposedWeightsInPlace(Operation *root, int64_t maxRows) {
+  SmallVector<linalg::MatmulOp> thin;
+  root->walk([&](linalg::MatmulOp op) {
+    if (isThinMatmulOfTranspose(op, maxRows))
+      thin.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (linalg::MatmulOp op : thin) {
+    Value weight =
+        op.getInputs()[1].getDefiningOp<linalg::TransposeOp>().getInput();
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generic))
+      continue;
+    MLIRContext *ctx = root->getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    SmallVector<AffineMap> maps = generic->getIndexingMapsArray();
+    maps[1] = AffineMap::get(3, 0, {n, k}, ctx);
+    rewriter.modifyOpInPlace(*generic, [&] {
+      generic->setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      generic->setOperand(1, weight);
+    });
+  }
+}
+
 /// The body of `op` only forwards block arguments (a broadcast, transpose
 /// or copy): fusing it costs no recomputation, whatever the access.
 bool onlyMovesData(linalg::GenericOp op) {
@@ -200,6 +249,7 @@ struct FuseElementwisePass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    readTransposedWeightsInPlace(getOperation(), thinMatmulRows);
     {
       RewritePatternSet patterns(ctx);
       if (foldConstantTransposes)

@@ -1,0 +1,45 @@
+// mlir-rl-prepare and nn.Linear as torch-mlir imports it (a transpose of the
+// [N, K] weight, then a matmul). With at most 16 rows (thin-matmul-rows, a
+// batch-1 layer: a matrix-vector product) the matmul reads the weight in
+// place, [N, K]; with more rows a constant weight is transposed at compile
+// time and the matmul stays named.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-prepare)' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-fuse-elementwise{thin-matmul-rows=0})' \
+// RUN:   | FileCheck %s --check-prefix=OFF
+
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @batch1
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x64xf32>, %[[WT:.+]]: tensor<32x64xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[A]], #[[W]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[X]], %[[WT]] : tensor<1x64xf32>, tensor<32x64xf32>)
+// OFF-LABEL:   func.func @batch1
+// OFF:           linalg.generic
+// OFF:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+func.func @batch1(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>) -> tensor<1x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x32xf32>
+  %wt = linalg.transpose ins(%w : tensor<32x64xf32>) outs(%e : tensor<64x32xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x32xf32>) -> tensor<1x32xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<1x64xf32>, tensor<64x32xf32>) outs(%f : tensor<1x32xf32>) -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}
+
+// CHECK-LABEL: func.func @rows17
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[CST:.+]] = arith.constant dense<{{.+}}> : tensor<2x3xf32>
+// CHECK:         linalg.matmul ins(%{{.+}}, %[[CST]] : tensor<17x2xf32>, tensor<2x3xf32>)
+func.func @rows17(%x: tensor<17x2xf32>) -> tensor<17x3xf32> {
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3xf32>
+  %wt = linalg.transpose ins(%w : tensor<3x2xf32>) outs(%e : tensor<2x3xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<17x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<17x3xf32>) -> tensor<17x3xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<17x2xf32>, tensor<2x3xf32>) outs(%f : tensor<17x3xf32>) -> tensor<17x3xf32>
+  return %y : tensor<17x3xf32>
+}
