@@ -1,8 +1,9 @@
 // mlir-rl-prepare and nn.Linear as torch-mlir imports it (a transpose of the
 // [N, K] weight, then a matmul). With at most 16 rows (thin-matmul-rows, a
 // batch-1 layer: a matrix-vector product) the matmul reads the weight in
-// place, [N, K]; with more rows a constant weight is transposed at compile
-// time and the matmul stays named.
+// place, [N, K], and a [K, N] constant weight is transposed at compile time
+// to [N, K]; with more rows a constant weight is transposed at compile time
+// to [K, N] and the matmul stays named.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-prepare)' | FileCheck %s
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-fuse-elementwise{thin-matmul-rows=0})' \
 // RUN:   | FileCheck %s --check-prefix=OFF
@@ -42,4 +43,20 @@ func.func @rows17(%x: tensor<17x2xf32>) -> tensor<17x3xf32> {
   %f = linalg.fill ins(%zero : f32) outs(%o : tensor<17x3xf32>) -> tensor<17x3xf32>
   %y = linalg.matmul ins(%x, %wt : tensor<17x2xf32>, tensor<2x3xf32>) outs(%f : tensor<17x3xf32>) -> tensor<17x3xf32>
   return %y : tensor<17x3xf32>
+}
+
+// CHECK-LABEL: func.func @kn_constant
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[CST:.+]] = arith.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[A]], #[[W]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.+}}, %[[CST]] : tensor<2x3xf32>, tensor<2x3xf32>)
+// OFF-LABEL:   func.func @kn_constant
+// OFF:           linalg.matmul
+func.func @kn_constant(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<2x3xf32>, tensor<3x2xf32>) outs(%f : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
 }

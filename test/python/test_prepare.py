@@ -247,6 +247,30 @@ def test_a_thin_matmul_reads_its_transposed_weight_in_place(rows, weight):
     _assert_same_outputs(text, after)
 
 
+def test_a_thin_matmul_with_a_constant_k_by_n_weight_reads_it_by_row():
+    """A [K, N] constant weight of a thin matmul is transposed at compile
+    time to [N, K] and read with the map (m, n, k) -> (n, k); an argument
+    weight [K, N] stays as it is (a run-time transpose would read it twice)."""
+    const = """
+func.func @mv(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, -4.0], [5.0, 6.5]]> : tensor<3x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<2x3xf32>, tensor<3x2xf32>) outs(%f : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+"""
+    after = mlir_rl.prepare(const)
+    assert _names(after) == ["linalg.fill", "linalg.generic"]
+    assert "tensor<3x2xf32>" not in after and "linalg.transpose" not in after
+    _assert_same_outputs(const, after)
+    argument = const.replace("%x: tensor<2x3xf32>)", "%x: tensor<2x3xf32>, %w: tensor<3x2xf32>)").replace(
+        "  %w = arith.constant dense<[[1.0, 2.0], [3.0, -4.0], [5.0, 6.5]]> : tensor<3x2xf32>\n", "")
+    assert "arith.constant dense" not in argument
+    assert _names(mlir_rl.prepare(argument)) == ["linalg.fill", "linalg.matmul"]
+
+
 def test_the_thin_matmul_bound_is_a_pass_option(mlir_rl_opt):
     """thin-matmul-rows=0 keeps every transposed weight a [K, N] operand."""
     text = _linear(1)

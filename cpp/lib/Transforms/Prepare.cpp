@@ -146,44 +146,68 @@ struct FoldTransposeOfConstant
   }
 };
 
-/// A matmul with at most `maxRows` rows whose right-hand side is a 2-D
-/// transpose (torch-mlir emits `nn.Linear` as a transpose of its [N, K]
-/// weight and a matmul). With few rows the matmul is a matrix-vector
-/// product that streams its weight once: read in place, [N, K], each output
-/// column reads its weight row contiguously; read transposed, [K, N], every
-/// step of the reduction jumps a whole row of N. Such a matmul becomes a
-/// generic that reads the transpose's input with the map (m, n, k) -> (n, k)
-/// and the transpose, unused, goes (whether its input is a constant or not).
-bool isThinMatmulOfTranspose(linalg::MatmulOp op, int64_t maxRows) {
+/// A matmul with at most `maxRows` rows (a batch-1 linear layer: a
+/// matrix-vector product, which streams its weight once) reads its weight
+/// [N, K], so that each output column reads one weight row contiguously;
+/// read [K, N], every step of the reduction jumps a whole row of N.
+/// torch-mlir emits `nn.Linear` as a 2-D transpose of the [N, K] weight and
+/// a matmul: such a matmul becomes a generic that reads the transpose's
+/// input with the map (m, n, k) -> (n, k), and the transpose, unused, goes
+/// (whatever its input). A [K, N] constant weight (with
+/// `transposeConstants`) is read through a new transpose instead, which
+/// FoldTransposeOfConstant makes an [N, K] constant at compile time.
+bool isThinMatmul(linalg::MatmulOp op, int64_t maxRows) {
   if (maxRows <= 0 || !op.hasPureTensorSemantics() ||
       op.getIndexingMapsArray() !=
           linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
     return false;
   auto lhs = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
-  if (!lhs || lhs.getRank() != 2 || ShapedType::isDynamic(lhs.getDimSize(0)) ||
-      lhs.getDimSize(0) > maxRows)
-    return false;
-  auto transpose = op.getInputs()[1].getDefiningOp<linalg::TransposeOp>();
-  return transpose && transpose.hasPureTensorSemantics() &&
-         transpose.getPermutation() == ArrayRef<int64_t>{1, 0};
+  auto rhs = dyn_cast<RankedTensorType>(op.getInputs()[1].getType());
+  return lhs && rhs && lhs.getRank() == 2 && rhs.getRank() == 2 &&
+         !ShapedType::isDynamic(lhs.getDimSize(0)) &&
+         lhs.getDimSize(0) <= maxRows;
 }
 
-void readTransposedWeightsInPlace(Operation *root, int64_t maxRows) {
+linalg::TransposeOp getTransposeOf2D(Value value) {
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (transpose && transpose.hasPureTensorSemantics() &&
+      transpose.getPermutation() == ArrayRef<int64_t>{1, 0})
+    return transpose;
+  return {};
+}
+
+void readThinMatmulWeightsByRow(Operation *root, int64_t maxRows,
+                                bool transposeConstants) {
   SmallVector<linalg::MatmulOp> thin;
   root->walk([&](linalg::MatmulOp op) {
-    if (isThinMatmulOfTranspose(op, maxRows))
+    Value rhs = op.getInputs()[1];
+    if (isThinMatmul(op, maxRows) &&
+        (getTransposeOf2D(rhs) ||
+         (transposeConstants && rhs.getDefiningOp<arith::ConstantOp>() &&
+          cast<RankedTensorType>(rhs.getType()).hasStaticShape())))
       thin.push_back(op);
   });
-  IRRewriter rewriter(root->getContext());
+  MLIRContext *ctx = root->getContext();
+  IRRewriter rewriter(ctx);
   for (linalg::MatmulOp op : thin) {
-    Value weight =
-        op.getInputs()[1].getDefiningOp<linalg::TransposeOp>().getInput();
     rewriter.setInsertionPoint(op);
+    Value rhs = op.getInputs()[1];
+    Value weight;
+    if (linalg::TransposeOp transpose = getTransposeOf2D(rhs)) {
+      weight = transpose.getInput();
+    } else {
+      auto type = cast<RankedTensorType>(rhs.getType());
+      Value init = tensor::EmptyOp::create(
+          rewriter, op.getLoc(), {type.getDimSize(1), type.getDimSize(0)},
+          type.getElementType());
+      weight = linalg::TransposeOp::create(rewriter, op.getLoc(), rhs, init,
+                                           ArrayRef<int64_t>{1, 0})
+                   ->getResult(0);
+    }
     FailureOr<linalg::GenericOp> generic =
         linalg::generalizeNamedOp(rewriter, op);
     if (failed(generic))
       continue;
-    MLIRContext *ctx = root->getContext();
     AffineExpr m, n, k;
     bindDims(ctx, m, n, k);
     SmallVector<AffineMap> maps = generic->getIndexingMapsArray();
@@ -249,7 +273,8 @@ struct FuseElementwisePass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    readTransposedWeightsInPlace(getOperation(), thinMatmulRows);
+    readThinMatmulWeightsByRow(getOperation(), thinMatmulRows,
+                               foldConstantTransposes);
     {
       RewritePatternSet patterns(ctx);
       if (foldConstantTransposes)

@@ -246,11 +246,12 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
     keep their names. A `linalg.transpose` of a constant (torch-mlir
     transposes every `nn.Linear` weight at run time) is folded: the constant
     is transposed at compile time (dense and `dense_resource` constants up
-    to 256 MiB), except where the transpose feeds a matmul with at most
-    `thin-matmul-rows` rows (a batch-1 linear layer): that matmul becomes a
-    generic that reads the untransposed [N, K] operand in place, so that a
-    matrix-vector product streams each weight row contiguously (5.6x on
-    VGG-11's 1x25088 by 25088x1024 classifier with the same schedule).
+    to 256 MiB). A matmul with at most `thin-matmul-rows` rows (a batch-1
+    linear layer: a matrix-vector product) reads its weight [N, K] instead,
+    so that it streams each weight row contiguously (5.6x on VGG-11's
+    1x25088 by 25088x1024 classifier with the same schedule): it becomes a
+    generic that reads the input of the transpose in place, or a [K, N]
+    constant transposed at compile time.
   }];
   let options = [
     Option<"foldReshapes", "fold-reshapes", "bool", /*default=*/"true",
@@ -262,9 +263,10 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
            "Transpose constants at compile time (torch-mlir transposes every "
            "nn.Linear weight at run time)">,
     Option<"thinMatmulRows", "thin-matmul-rows", "int64_t", /*default=*/"16",
-           "A matmul with at most this many rows reads a transposed right-hand "
-           "side in place, [N, K] (a matrix-vector product streams its weight "
-           "row by row); 0: never">,
+           "A matmul with at most this many rows reads its right-hand side "
+           "[N, K]: a transposed operand in place, a constant transposed at "
+           "compile time (a matrix-vector product streams its weight row by "
+           "row); 0: never">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
