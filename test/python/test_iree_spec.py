@@ -55,9 +55,22 @@ def _compile(tmp: Path, spec: str | None) -> tuple[Path, Path]:
     if spec:
         (tmp / "spec.mlir").write_text(spec)
         args.append(f"--iree-codegen-tuning-spec-path={tmp / 'spec.mlir'}")
-    r = subprocess.run(args, capture_output=True, text=True)
+    r = _run_iree_compile(args)
     assert r.returncode == 0, r.stderr[-2000:]
     return out.with_suffix(".vmfb"), out
+
+
+def _run_iree_compile(args: list[str], timeout_s: float = 300) -> subprocess.CompletedProcess:
+    """iree-compile once more if it hangs: a CI run saw it sit in a futex
+    wait with no CPU time for 12 minutes on this test's small program (it
+    compiles in seconds), a deadlock in IREE that no retry had shown twice."""
+    for attempt in (1, 2):
+        try:
+            return subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            if attempt == 2:
+                pytest.fail(f"iree-compile hung twice (over {timeout_s:.0f} s each): {' '.join(args)}")
+    raise AssertionError("unreachable")
 
 
 def test_spec_maps_the_schedule_to_lowering_configs():

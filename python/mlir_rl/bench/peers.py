@@ -374,7 +374,12 @@ def _iree_module(text: str, workdir: Path, spec: str = ""):
         (workdir / "spec.mlir").write_text(spec)
         args += [f"--iree-codegen-tuning-spec-path={workdir / 'spec.mlir'}",
                  f"--iree-hal-dump-executable-configurations-to={workdir / 'configs'}"]
-    r = subprocess.run(args, capture_output=True, text=True)
+    try:
+        # A model compiles in minutes; a test's small program once sat in a
+        # deadlock (futex wait, no CPU) for 12: a hang is a failed peer.
+        r = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("iree-compile did not finish in 1800 s") from None
     if r.returncode:
         raise RuntimeError(f"iree-compile failed: {r.stderr[:400]}")
     matched = None
