@@ -9,7 +9,7 @@ import mlir_rl
 from helpers import SMALL
 from mlir_rl.data import kernels as K
 from mlir_rl.data.dataset import load_dataset, make_dataset
-from mlir_rl.rl.search import random_schedule, search, structured_schedule
+from mlir_rl.rl.search import neighbours, random_schedule, search, structured_schedule
 from mlir_rl.measure.measurer import MeasureConfig, Measurer
 
 
@@ -114,6 +114,48 @@ def test_search_finds_a_speedup(tmp_path):
         # The reported speedup is the measured one.
         m = measurer.measure(text, r.best_schedule)
         assert r.best_speedup == measurer.speedup(text, m)
+
+
+def test_neighbours_move_one_tile_size_one_step():
+    """Each neighbour differs from the schedule in one tile size, moved to the
+    next candidate size (0, 1, 2, 4, ..., 64), and replays on a fresh module;
+    sizes the masks refuse (a T that no longer divides its TP tile) are not
+    proposed."""
+    text = K.matmul(8, 256, 64)
+    start = "1: TP(1,64,0) T(1,8,8) V; 0: TP(4,64) V"
+    got = neighbours(text, "mm", start)
+    assert start not in got and len(got) == len(set(got)) >= 8
+    assert "1: TP(1,64,0) T(1,16,8) V; 0: TP(4,64) V" in got
+    assert "1: TP(1,64,0) T(1,8,4) V; 0: TP(4,64) V" in got
+    assert "1: TP(2,64,0) T(1,8,8) V; 0: TP(4,64) V" in got
+    assert "1: TP(1,64,0) T(1,8,8) V; 0: TP(4,32) V" in got
+    sizes = mlir_rl.layout().tile_candidates
+    import re
+    def tiles(sched):
+        return [int(x) for x in re.findall(r"-?\d+", re.sub(r"^\d+:|; \d+:", " ", sched))]
+    for n in got:
+        a, b = tiles(start), tiles(n)
+        assert len(a) == len(b)
+        diff = [(x, y) for x, y in zip(a, b) if x != y]
+        assert len(diff) == 1, n
+        (x, y), = diff
+        assert abs(sizes.index(x) - sizes.index(y)) == 1, n
+        assert mlir_rl.Module.parse(text).apply_schedule(n) == mlir_rl.ApplyStatus.APPLIED
+    # TP(1,64,0) then T(1,128,8) is not a tile size the masks allow.
+    assert not any("T(1,128" in n for n in got)
+
+
+def test_a_local_search_climbs_from_the_best_sample(tmp_path):
+    """budget=1 then local=12: every measurement after the samples is a
+    neighbour of a best-so-far schedule, and the result is at least as fast
+    as the best sample."""
+    text = K.matmul(8, 256, 64)
+    policy_like = "1: TP(1,64,0) T(1,8,8) V; 0: TP(4,64) V"
+    with Measurer(MeasureConfig(memo_path=str(tmp_path / "m.sqlite"))) as measurer:
+        flat = search(measurer, "mm", text, budget=0, candidates=[policy_like])
+        r = search(measurer, "mm", text, budget=0, candidates=[policy_like], local=12)
+    assert flat.tried == 1 and 2 <= r.tried <= 13 and len(r.speedups) == r.tried
+    assert r.best_speedup == max([flat.best_speedup] + r.speedups)
 
 
 def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):

@@ -5,9 +5,12 @@
 * ``structured_schedule``: the shape of schedules that work on CPUs -- tiled
   parallelization of the parallel loops, tiling down to a vectorizable
   tile, vectorization -- with random sizes among those the C++ masks allow.
-* ``search``: best of N sampled schedules per program, every candidate
-  measured by the :class:`~mlir_rl.measure.measurer.Measurer` (memoized,
-  checked against the unscheduled program's outputs).
+* ``neighbours``: the schedules one tile-size step away from a schedule
+  (the C++ encoding of each decision, one tile index moved, replayed).
+* ``search``: best of N sampled schedules per program, then (``local``) a
+  hill climb over the best one's neighbours; every candidate measured by the
+  :class:`~mlir_rl.measure.measurer.Measurer` (memoized, checked against the
+  unscheduled program's outputs).
 
 The best schedules found on the training split are also demonstrations for
 the behaviour-cloning warm start of PPO (``mlir_rl.rl.warmstart``).
@@ -20,7 +23,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from mlir_rl.core import Action, ActionKind, IllegalActionError, Module, layout
+from mlir_rl.core import Action, ActionKind, IllegalActionError, Module, ScheduleError, layout
 from mlir_rl.stats import geomean
 
 
@@ -75,9 +78,19 @@ def structured_schedule(module: Module, rng: random.Random) -> str:
             if module.op(op).done or masks.allowed(V) or not masks.allowed(T):
                 break
 
+            iterators = module.op(op).iterators
+
             def small(l, n, allowed):
                 if l == n - 1:
+                    # A reduction innermost may stay scalar: the tile then
+                    # accumulates outer products (a few rows of a
+                    # matrix-vector product: T(4,64,1), 20x T(1,8,8)).
+                    if iterators[l] == "reduction" and 1 in allowed and rng.random() < 0.3:
+                        return 1
                     pick = [s for s in allowed if s >= 8] or allowed
+                elif rng.random() < 0.3:
+                    # Wide tiles of outer loops (the 32 of a matmul's T(8,32,8)).
+                    pick = [s for s in allowed if s >= 16] or allowed
                 else:
                     pick = [s for s in allowed if 1 <= s <= 8] or allowed
                 return rng.choice(pick)
@@ -94,6 +107,43 @@ def structured_schedule(module: Module, rng: random.Random) -> str:
 SAMPLERS = {"random": random_schedule, "structured": structured_schedule}
 
 
+def neighbours(text: str, name: str, schedule: str) -> list[str]:
+    """The schedules one tile-size step away from ``schedule`` on the
+    unscheduled program ``text``: for each decision that carries tile sizes,
+    each of its loops' sizes moved to the next smaller or larger candidate
+    (its tile index in ``[kind, tile per loop, pointer]`` one up or down),
+    every other decision as it was. A neighbour that the C++ masks refuse
+    anywhere (a decision that falls back) is dropped; each appears once."""
+    steps = Module.parse(text, name).demonstrate(schedule)
+    top = len(layout().tile_candidates) - 1
+    out, seen = [], {schedule}
+    for i, d in enumerate(steps):
+        tiles = list(d.indices[1:-1])
+        if not any(tiles):
+            continue  # no tile sizes: vectorization, interchange, NT
+        for loop, t in enumerate(tiles):
+            for moved in (t - 1, t + 1):
+                if not 0 <= moved <= top:
+                    continue
+                m = Module.parse(text, name)
+                ok = True
+                for j, e in enumerate(steps):
+                    indices = [int(x) for x in e.indices]
+                    if j == i:
+                        indices[1 + loop] = moved
+                    try:
+                        if m.step(e.op, indices).fallback:
+                            ok = False
+                    except (IllegalActionError, ScheduleError):
+                        ok = False
+                    if not ok:
+                        break
+                if ok and m.schedule not in seen:
+                    seen.add(m.schedule)
+                    out.append(m.schedule)
+    return out
+
+
 @dataclass
 class SearchResult:
     name: str
@@ -105,7 +155,7 @@ class SearchResult:
 
 def search(measurer, name: str, text: str, budget: int, sampler: str = "structured",
            seed: int = 0, cut_at: Optional[float] = 1.0,
-           candidates: Sequence[str] = ()) -> SearchResult:
+           candidates: Sequence[str] = (), local: int = 0) -> SearchResult:
     """Best of ``budget`` sampled schedules of one program (distinct ones
     measured; a schedule sampled twice costs one measurement).
 
@@ -115,7 +165,11 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     the unscheduled program (it cannot be the best); None measures every
     candidate fully. ``candidates``: schedules measured first, in addition
     to the budget (e.g. a policy's own schedule, so that the best is at
-    least as good as it)."""
+    least as good as it). ``local``: then up to this many more measurements
+    climbing from the best: its ``neighbours`` are measured in order and the
+    first faster one becomes the best, until none is faster or the budget is
+    spent (random samples rarely reach a good schedule's exact sizes; one
+    step at a time from a good one often does)."""
     rng = random.Random(seed)
     best, best_s, speedups, seen = "", 1.0, [], set()
 
@@ -131,6 +185,21 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
         speedups.append(s)
         if s > best_s:
             best, best_s = sched, s
+    spent, climbing = 0, bool(best)
+    while climbing and spent < local:
+        climbing = False
+        for sched in neighbours(text, name, best):
+            if spent >= local:
+                break
+            if sched in seen:
+                continue
+            seen.add(sched)
+            spent += 1
+            s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut_at))
+            speedups.append(s)
+            if s > best_s:
+                best, best_s, climbing = sched, s, True
+                break
     return SearchResult(name, best, best_s, len(seen), speedups)
 
 
@@ -144,6 +213,9 @@ class SearchConfig:
         "help": "only programs of these families (comma-separated, e.g. thin); each keeps "
                 "the sampler seed of its place in the split"})
     budget: int = field(default=16, metadata={"help": "schedules sampled per program"})
+    local: int = field(default=0, metadata={
+        "help": "then up to this many more measurements per program, climbing from the best "
+                "schedule one tile-size step at a time"})
     sampler: str = field(default="structured", metadata={"help": "structured or random"})
     runs: int = field(default=1, metadata={"help": "timed runs per measurement (median)"})
     threads: int = field(default=2, metadata={"help": "OpenMP threads of measurements"})
@@ -205,7 +277,7 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
                 pm.schedule_with_policy(cfg.policy, rewrite_windows=False, pad_to_tiles=False)
                 extra.append(pm.schedule)
             r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
-                       candidates=extra)
+                       candidates=extra, local=cfg.local)
             entry = {"name": name, "best_schedule": r.best_schedule,
                      "best_speedup": r.best_speedup, "tried": r.tried}
             if extra:
