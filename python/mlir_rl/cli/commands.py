@@ -145,8 +145,10 @@ def cmd_bench(c: BenchCommand) -> int:
         report = tc.run(runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
                         tuning_db=c.tuning_db)
         out = tc.save(report, c.out)
+        if c.json:
+            Path(c.json).write_text((out / "bench.json").read_text())
         print(tc.markdown(report))
-        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}")
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}" + (f", {c.json}" if c.json else ""))
         return 0 if all(r["mlir_rl_outputs_equal"] for r in report["models"]) else 3
     if c.suite:
         from mlir_rl.bench import peers
@@ -162,9 +164,12 @@ def cmd_bench(c: BenchCommand) -> int:
                                  search=c.search, tuning_db=c.tuning_db,
                                  only=tuple(k for k in c.kernels.split(",") if k))
         out = peers.save(report, c.out)
+        if c.json:
+            Path(c.json).write_text((out / "bench.json").read_text())
         print(peers.markdown(report))
         print(peers.summary(report))
-        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}"
+              + (f", {c.json}" if c.json else ""))
         return 0
     if not c.file:
         raise ValueError("bench needs FILE or --suite")

@@ -89,6 +89,9 @@ THIN_MATMUL_SHAPES = [  # (M, N, K)
     (1, 768, 768), (1, 768, 3072), (1, 4096, 1024), (1, 2048, 512), (2, 1024, 1024),
     (8, 3072, 768), (16, 1024, 1024), (2048, 64, 64), (1024, 32, 128), (512, 64, 256),
     (8192, 32, 64),
+    # Matrix-vector products with a long reduction (VGG's classifier reads
+    # 25088 inputs): the first thin shapes stopped at 3072.
+    (1, 1024, 16384), (4, 2048, 8192),
 ]
 THIN_LINEAR_GELU_SHAPES = [(1, 768, 3072), (4, 3072, 768)]  # (M, N, K)
 THIN_POOL_NHWC_SHAPES = [(128, 57, 3, 2), (256, 29, 3, 2)]  # (C, input size, kernel, stride)

@@ -164,8 +164,8 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     ``cut_at``: a candidate is stopped at its first call slower than this x
     the unscheduled program (it cannot be the best); None measures every
     candidate fully. ``candidates``: schedules measured first, in addition
-    to the budget (e.g. a policy's own schedule, so that the best is at
-    least as good as it). ``local``: then up to this many more measurements
+    to the budget, measured without a cut (e.g. a policy's own schedule,
+    so that the best is at least as good as it). ``local``: then up to this many more measurements
     climbing from the best: its ``neighbours`` are measured in order and the
     first faster one becomes the best, until none is faster or the budget is
     spent (random samples rarely reach a good schedule's exact sizes; one
@@ -174,14 +174,18 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     best, best_s, speedups, seen = "", 1.0, [], set()
 
     def draws():
-        yield from candidates
+        # The candidates are measured in full: a cut one (a slow first call
+        # of a fast program) would count as failed, and a policy's schedule
+        # as a demonstration of the unscheduled program.
+        for c in candidates:
+            yield c, None
         for _ in range(budget):
-            yield SAMPLERS[sampler](Module.parse(text, name), rng)
-    for sched in draws():
+            yield SAMPLERS[sampler](Module.parse(text, name), rng), cut_at
+    for sched, cut in draws():
         if sched in seen or not sched:
             continue
         seen.add(sched)
-        s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut_at))
+        s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut))
         speedups.append(s)
         if s > best_s:
             best, best_s = sched, s
