@@ -1,5 +1,6 @@
 """Datasets, suites and search samplers."""
 import ast
+import json
 import random
 from pathlib import Path
 
@@ -196,6 +197,23 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     with pytest.raises(ValueError, match="no program"):
         search_dataset(SearchConfig(**cfg, family="lqcd", output=str(tmp_path / "d.json")),
                        progress=False)
+
+
+def test_a_policy_schedule_that_did_not_measure_gives_no_demonstration(tmp_path):
+    """The policy's schedule timed out (speedup 0) and the search found
+    nothing faster than the unscheduled program: the entry is kept, marked,
+    and fine-tuning does not clone the unscheduled program from it."""
+    from mlir_rl.rl.ppo import load_demonstrations
+    from mlir_rl.rl.search import demonstration
+    failed = demonstration({"name": "a", "best_schedule": "", "best_speedup": 1.0, "tried": 1},
+                           "0: TP(4) V", 0.0, 1.0)
+    assert failed["no_demonstration"] and failed["best_schedule"] == ""
+    slow = demonstration({"name": "b", "best_schedule": "", "best_speedup": 1.0, "tried": 1},
+                         "0: TP(4) V", 0.5, 1.0)
+    assert "no_demonstration" not in slow and slow["best_schedule"] == ""
+    f = tmp_path / "d.json"
+    f.write_text(json.dumps([failed, slow]))
+    assert [d["name"] for d in load_demonstrations(str(f))] == ["b"]
 
 
 def test_a_search_win_within_the_margin_leaves_the_policys_demonstration():

@@ -385,10 +385,12 @@ def warm_start(run: TrainingRun) -> None:
 def load_demonstrations(spec: str) -> list[dict]:
     """The demonstrations of ``spec``: one ``mlir-rl search`` JSON, or several
     separated by commas, merged to the fastest schedule per program (ties go
-    to the first file)."""
+    to the first file); entries marked ``no_demonstration`` are left out."""
     best: dict[str, dict] = {}
     for path in (p.strip() for p in spec.split(",") if p.strip()):
         for demo in json.loads(Path(path).read_text()):
+            if demo.get("no_demonstration"):
+                continue  # the policy's own schedule failed to measure
             name = demo["name"]
             if name not in best or demo["best_speedup"] > best[name]["best_speedup"]:
                 best[name] = demo

@@ -165,11 +165,11 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     the unscheduled program (it cannot be the best); None measures every
     candidate fully. ``candidates``: schedules measured first, in addition
     to the budget, measured without a cut (e.g. a policy's own schedule,
-    so that the best is at least as good as it). ``local``: then up to this many more measurements
-    climbing from the best: its ``neighbours`` are measured in order and the
-    first faster one becomes the best, until none is faster or the budget is
-    spent (random samples rarely reach a good schedule's exact sizes; one
-    step at a time from a good one often does)."""
+    so that the best is at least as good as it). ``local``: then up to this
+    many more measurements climbing from the best: its ``neighbours`` are
+    measured in order and the first faster one becomes the best, until none
+    is faster or the budget is spent (random samples rarely reach a good
+    schedule's exact sizes; one step at a time from a good one often does)."""
     rng = random.Random(seed)
     best, best_s, speedups, seen = "", 1.0, [], set()
 
@@ -243,6 +243,11 @@ def demonstration(entry: dict, policy_schedule: str, policy_speedup: float,
     policy's own schedule unless the search's best is ``margin`` times faster
     (the search's winner is then kept as ``search_schedule``)."""
     out = dict(entry, policy_schedule=policy_schedule, policy_speedup=policy_speedup)
+    if policy_speedup == 0.0 and not out["best_schedule"]:
+        # The policy's schedule did not measure (a timeout: the measurer's
+        # 60 s compile budget) and nothing else beat the unscheduled
+        # program: no evidence for cloning either, so no demonstration.
+        out["no_demonstration"] = True
     if out["best_schedule"] != policy_schedule and out["best_speedup"] < margin * policy_speedup:
         out.update(search_schedule=out["best_schedule"], search_speedup=out["best_speedup"],
                    best_schedule=policy_schedule, best_speedup=policy_speedup)
