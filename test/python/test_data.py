@@ -172,8 +172,8 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     for name, text in progs.items():
         (data / f"{name}.mlir").write_text(text)
     (data / "manifest.json").write_text(json.dumps({"programs": [
-        {"name": n, "file": f"{n}.mlir", "split": "train", "family": f}
-        for n, f in (("mm", "single"), ("relu", "thin"))]}))
+        {"name": n, "file": f"{n}.mlir", "split": "train", "family": f, "kind": k}
+        for n, f, k in (("mm", "single", "matmul"), ("relu", "thin", "generic"))]}))
     cfg = dict(dataset=str(data), budget=6, memo=str(tmp_path / "m.sqlite"),
                policy=str(mlir_rl.default_model_path()))
     both = search_dataset(SearchConfig(**cfg, output=str(tmp_path / "a.json")), progress=False)
@@ -197,6 +197,13 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     with pytest.raises(ValueError, match="no program"):
         search_dataset(SearchConfig(**cfg, family="lqcd", output=str(tmp_path / "d.json")),
                        progress=False)
+    # --kind: programs whose main op is of that kind (with --family, both).
+    matmuls = search_dataset(SearchConfig(**cfg, kind="matmul", output=str(tmp_path / "e.json")),
+                             progress=False)
+    assert matmuls == [both[0]]
+    with pytest.raises(ValueError, match="of kinds matmul"):
+        search_dataset(SearchConfig(**cfg, family="thin", kind="matmul",
+                                    output=str(tmp_path / "f.json")), progress=False)
 
 
 def test_a_policy_schedule_that_did_not_measure_gives_no_demonstration(tmp_path):

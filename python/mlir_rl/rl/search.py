@@ -216,6 +216,9 @@ class SearchConfig:
     family: str = field(default="", metadata={
         "help": "only programs of these families (comma-separated, e.g. thin); each keeps "
                 "the sampler seed of its place in the split"})
+    kind: str = field(default="", metadata={
+        "help": "only programs whose main op is of these kinds (comma-separated, e.g. "
+                "matmul); with --family, both must match"})
     budget: int = field(default=16, metadata={"help": "schedules sampled per program"})
     local: int = field(default=0, metadata={
         "help": "then up to this many more measurements per program, climbing from the best "
@@ -266,12 +269,15 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
     if cfg.sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {cfg.sampler!r}; valid: {', '.join(SAMPLERS)}")
     families = {f for f in cfg.family.split(",") if f}
+    kinds = {k for k in cfg.kind.split(",") if k}
     # (index in the split: the sampler's seed, name, text)
     progs = [(i, e["name"], text) for i, (e, text) in enumerate(load_dataset(cfg.dataset, cfg.split))
-             if not families or e.get("family") in families]
+             if (not families or e.get("family") in families)
+             and (not kinds or e.get("kind") in kinds)]
     if not progs:
         raise ValueError(f"no program of {cfg.dataset}:{cfg.split}"
-                         + (f" in families {cfg.family}" if families else ""))
+                         + (f" in families {cfg.family}" if families else "")
+                         + (f" of kinds {cfg.kind}" if kinds else ""))
     results = []
     items = progs
     if progress:
