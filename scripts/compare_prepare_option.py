@@ -12,8 +12,6 @@ import argparse
 import statistics
 import subprocess
 
-import numpy as np
-
 import mlir_rl
 from mlir_rl.core import Module
 from mlir_rl.passes import run_pass

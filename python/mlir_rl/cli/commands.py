@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,16 +140,23 @@ class BenchCommand:
     kernels: str = option("", help="--suite: only these kernels (comma-separated names)")
 
 
+def _copy_suite_json(c: BenchCommand, out: Path) -> str:
+    """With --json, the suite's bench.json copied there; the ", PATH" to
+    print after the figures' other files ("" without --json)."""
+    if not c.json:
+        return ""
+    shutil.copyfile(out / "bench.json", c.json)
+    return f", {c.json}"
+
+
 def cmd_bench(c: BenchCommand) -> int:
     if c.suite == "torch-compile":
         from mlir_rl.bench import torch_compile as tc
         report = tc.run(runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
                         tuning_db=c.tuning_db)
         out = tc.save(report, c.out)
-        if c.json:
-            Path(c.json).write_text((out / "bench.json").read_text())
         print(tc.markdown(report))
-        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}" + (f", {c.json}" if c.json else ""))
+        print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}{_copy_suite_json(c, out)}")
         return 0 if all(r["mlir_rl_outputs_equal"] for r in report["models"]) else 3
     if c.suite:
         from mlir_rl.bench import peers
@@ -164,12 +172,10 @@ def cmd_bench(c: BenchCommand) -> int:
                                  search=c.search, tuning_db=c.tuning_db,
                                  only=tuple(k for k in c.kernels.split(",") if k))
         out = peers.save(report, c.out)
-        if c.json:
-            Path(c.json).write_text((out / "bench.json").read_text())
         print(peers.markdown(report))
         print(peers.summary(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}"
-              + (f", {c.json}" if c.json else ""))
+              f"{_copy_suite_json(c, out)}")
         return 0
     if not c.file:
         raise ValueError("bench needs FILE or --suite")

@@ -107,6 +107,23 @@ def structured_schedule(module: Module, rng: random.Random) -> str:
 SAMPLERS = {"random": random_schedule, "structured": structured_schedule}
 
 
+def _replay_with(text: str, name: str, steps, at: int, loop: int, index: int) -> Optional[str]:
+    """``steps`` replayed on a fresh module with decision ``at``'s tile
+    index of ``loop`` set to ``index``: the schedule, or None if any
+    decision falls back or is refused."""
+    m = Module.parse(text, name)
+    for j, e in enumerate(steps):
+        indices = [int(x) for x in e.indices]
+        if j == at:
+            indices[1 + loop] = index
+        try:
+            if m.step(e.op, indices).fallback:
+                return None
+        except (IllegalActionError, ScheduleError):
+            return None
+    return m.schedule
+
+
 def neighbours(text: str, name: str, schedule: str) -> list[str]:
     """The schedules one tile-size step away from ``schedule`` on the
     unscheduled program ``text``: for each decision that carries tile sizes,
@@ -123,24 +140,11 @@ def neighbours(text: str, name: str, schedule: str) -> list[str]:
             continue  # no tile sizes: vectorization, interchange, NT
         for loop, t in enumerate(tiles):
             for moved in (t - 1, t + 1):
-                if not 0 <= moved <= top:
-                    continue
-                m = Module.parse(text, name)
-                ok = True
-                for j, e in enumerate(steps):
-                    indices = [int(x) for x in e.indices]
-                    if j == i:
-                        indices[1 + loop] = moved
-                    try:
-                        if m.step(e.op, indices).fallback:
-                            ok = False
-                    except (IllegalActionError, ScheduleError):
-                        ok = False
-                    if not ok:
-                        break
-                if ok and m.schedule not in seen:
-                    seen.add(m.schedule)
-                    out.append(m.schedule)
+                if 0 <= moved <= top:
+                    sched = _replay_with(text, name, steps, i, loop, moved)
+                    if sched is not None and sched not in seen:
+                        seen.add(sched)
+                        out.append(sched)
     return out
 
 
@@ -181,14 +185,20 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
             yield c, None
         for _ in range(budget):
             yield SAMPLERS[sampler](Module.parse(text, name), rng), cut_at
-    for sched, cut in draws():
-        if sched in seen or not sched:
-            continue
+    def improves(sched: str, cut: Optional[float]) -> bool:
+        """Measure ``sched`` (once); True if it is the new best."""
+        nonlocal best, best_s
         seen.add(sched)
         s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut))
         speedups.append(s)
         if s > best_s:
             best, best_s = sched, s
+            return True
+        return False
+
+    for sched, cut in draws():
+        if sched and sched not in seen:
+            improves(sched, cut)
     spent, climbing = 0, bool(best)
     while climbing and spent < local:
         climbing = False
@@ -197,12 +207,9 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
                 break
             if sched in seen:
                 continue
-            seen.add(sched)
             spent += 1
-            s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut_at))
-            speedups.append(s)
-            if s > best_s:
-                best, best_s, climbing = sched, s, True
+            if improves(sched, cut_at):
+                climbing = True
                 break
     return SearchResult(name, best, best_s, len(seen), speedups)
 
