@@ -93,6 +93,13 @@ class Args:
     files separated by commas give, per program, the fastest of theirs."""
     bc_epochs: int = 0
     """Behaviour-cloning epochs over the demonstrations."""
+    anchors: Optional[str] = None
+    """Imported networks (MLIR files, comma-separated) on which behaviour
+    cloning keeps the starting actor's own schedules: their ops, after
+    mlir-rl-prepare and the pass's front end, are scheduled by the actor
+    as it starts and those decisions join the demonstrations (all ops but
+    thin contractions, each distinct decision once). Cloning alone moves
+    ops no demonstration shows (None: off)."""
     rollout_workers: int = 0
     """Ray rollout workers (0: episodes run in this process). Each has its own
     environment and measurement worker and shares the SQLite memo; on one
@@ -293,6 +300,7 @@ class TrainingRun:
                 "trained": iteration > 0 or bool(args.init_actor),
                 "dataset": args.dataset, "init_actor": args.init_actor,
                 "demonstrations": args.demonstrations if args.bc_epochs else None,
+                "anchors": args.anchors if args.bc_epochs else None,
                 "bc_epochs": args.bc_epochs, "iterations": iteration,
                 "steps": self.global_step,
                 "episodes": iteration * args.programs_per_iteration,
@@ -372,11 +380,18 @@ def warm_start(run: TrainingRun) -> None:
     if args.demonstrations and args.bc_epochs:
         demos = load_demonstrations(args.demonstrations)
         decisions = warmstart.demonstration_decisions(dict(run.programs), demos)
+        demonstrated = len(decisions)
+        if args.anchors:
+            anchors = warmstart.anchor_decisions(
+                run.actor, [p.strip() for p in args.anchors.split(",") if p.strip()],
+                lambda line: print(line, flush=True))
+            decisions = warmstart.concat_decisions(decisions, anchors)
         nll = warmstart.behaviour_clone(run.actor, decisions, args.bc_epochs,
                                         args.learning_rate, args.minibatch_size,
                                         run.generator, run.log)
         run.history.append({"behaviour_cloning": {"demonstrations": len(demos),
-                                                  "decisions": len(decisions),
+                                                  "decisions": demonstrated,
+                                                  "anchor_decisions": len(decisions) - demonstrated,
                                                   "final_nll": nll}})
         # The warm start alone, for comparison with what PPO makes of it.
         _save(run.run_dir / "checkpoint_bc.pt", run.checkpoint(0))

@@ -8,6 +8,7 @@ decision is exactly what the environment and the pass would execute.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -85,6 +86,61 @@ def demonstration_decisions(programs: dict[str, str], demos: list[dict]) -> Deci
             steps += Module.parse(programs[d["name"]], d["name"]).demonstrate(d["best_schedule"])
     if not steps:
         raise ValueError("no demonstration matches a training program")
+    return _decisions(steps)
+
+
+def is_thin_contraction(op, rows: int = 16) -> bool:
+    """A matmul-like op of at most ``rows`` rows (what ``mlir-rl-prepare``'s
+    ``thin-matmul-rows`` rewrites): the ops thin-shape demonstrations teach."""
+    if op.kind not in ("matmul", "batch_matmul") or len(op.loop_bounds) < 3:
+        return False
+    m = op.loop_bounds[1] if op.kind == "batch_matmul" else op.loop_bounds[0]
+    return m <= rows
+
+
+def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], None],
+                     keep: Callable = lambda op: not is_thin_contraction(op)) -> Decisions:
+    """The starting actor's own decisions on whole networks, to clone with the
+    demonstrations so that fine-tuning keeps its schedules where no
+    demonstration says otherwise (cloning alone moved many untouched ops:
+    VGG-11's large elementwise ops went from parallel to serial tiles).
+
+    Each file (an imported model, e.g. from torch-mlir) goes through
+    ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
+    ``actor`` with the C++ loop the pass runs, and the schedule's decisions
+    on the ops ``keep`` accepts (default: all but thin contractions) are
+    kept, each distinct (observation, decision) once."""
+    from mlir_rl.core import front_end, prepare
+    from mlir_rl.rl.policy import greedy_schedule
+    steps, seen = [], set()
+    for path in paths:
+        name = Path(path).stem
+        text = front_end(prepare(Path(path).read_text(), name), name)
+        module = Module.parse(text, name)
+        schedule = greedy_schedule(actor, module)
+        fresh = Module.parse(text, name)
+        kept = {op.id for op in fresh.ops() if keep(op)}
+        added = 0
+        for s in fresh.demonstrate(schedule):
+            key = (np.asarray(s.observation, dtype=np.float32).tobytes(), tuple(s.indices),
+                   int(s.phase))
+            if s.op in kept and key not in seen:
+                seen.add(key)
+                steps.append(s)
+                added += 1
+        log_line(f"anchor {name}: {len(kept)} ops kept, {added} distinct decisions")
+    if not steps:
+        raise ValueError("the anchors gave no decision")
+    return _decisions(steps)
+
+
+def concat_decisions(a: Decisions, b: Decisions) -> Decisions:
+    return Decisions(*(torch.cat([x, y]) for x, y in zip(
+        (a.obs, a.mask, a.phase, a.unsplit, a.action),
+        (b.obs, b.mask, b.phase, b.unsplit, b.action))))
+
+
+def _decisions(steps) -> Decisions:
     lay = layout()
     unsplit = np.stack([s.unsplit for s in steps]).astype(bool).reshape(
         -1, lay.num_tiled_kinds, lay.max_loops, lay.num_tile_sizes)
