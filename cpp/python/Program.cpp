@@ -530,7 +530,8 @@ LegalityInfo getLegalityInfo() {
   const LegalityConfig &c = LegalityConfig::getDefault();
   return LegalityInfo{{{"max_vector_innermost", c.maxVectorInnermost},
                        {"max_vector_elements", c.maxVectorElements},
-                       {"max_vector_rows", c.maxVectorRows}},
+                       {"max_vector_rows", c.maxVectorRows},
+                       {"max_strided_row_reads", c.maxStridedRowReads}},
                       c.getHash(),
                       c.getDescription()};
 }

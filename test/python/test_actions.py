@@ -140,6 +140,28 @@ def test_unsupported_ops_are_listed_and_skipped():
         m.apply(0, "T(1,1,1)")
 
 
+def test_vectorization_bounds_rows_read_through_strided_views():
+    """A pooling rewritten as an elementwise op over strided window views
+    (the pass's front end) reads each vector row through a wide load and a
+    shuffle per view; x86 instruction selection is superlinear in them, and
+    a whole 1x32x8x8 max pooling of stride 2 (256 rows x 4 views) took 70 s
+    to compile. V waits until a tile brings the row reads to 256."""
+    from mlir_rl.data import kernels as K
+    m = mlir_rl.Module.parse(mlir_rl.front_end(K.maxpool_nchw(1, 32, 16, 16, 2, 2)))
+    op = m.traversal_order()[0]
+    assert m.op(op).loop_bounds == [1, 32, 8, 8]
+    assert not m.masks(op).allowed(V)
+    with pytest.raises(mlir_rl.IllegalActionError, match="4 strided views"):
+        m.apply(op, "V")
+    m.apply(op, "T(1,8,0,0)")  # 64 rows x 4 views
+    assert m.masks(op).allowed(V)
+    m.apply(op, "V")
+    t = m.time(runs=1, warmup=0)
+    ref = mlir_rl.Module.parse(mlir_rl.front_end(K.maxpool_nchw(1, 32, 16, 16, 2, 2))).time(
+        runs=1, warmup=0)
+    assert mlir_rl.outputs_match(t.outputs, ref.outputs)[0]
+
+
 def test_parse_errors_name_the_file():
     with pytest.raises(mlir_rl.ScheduleError, match="broken.mlir"):
         mlir_rl.Module.parse("func.func @f( {", "broken.mlir")

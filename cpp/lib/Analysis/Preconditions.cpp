@@ -4,6 +4,8 @@
 #include "mlir-rl/Analysis/OpAnalysis.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <sstream>
 
@@ -21,14 +23,32 @@ std::string LegalityConfig::getDescription() const {
   // iteration space are not scheduled.
   // v3: the `divide` rule (tile sizes divide their loops).
   // v4: an op's last action slot takes only V or NT.
-  os << "mlir-rl-legality-v4;vecmax=" << maxVectorInnermost
+  // v5: V bounds the rows read through strided views (`strided`).
+  os << "mlir-rl-legality-v5;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
+     << ";strided=" << maxStridedRowReads
      << ";divide=" << (dividingTiles ? 1 : 0);
   return os.str();
 }
 
 std::string LegalityConfig::getHash() const {
   return getStableHash(getDescription());
+}
+
+/// Whether `v` is read through a view whose innermost stride is not 1: a
+/// chain of tensor.extract_slice ops (a tile of a strided window view is a
+/// unit-stride slice of a strided one) with a non-unit innermost stride.
+static bool isStridedView(Value v) {
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return false; // rank-reducing: not what the window rewrite makes
+    std::optional<int64_t> stride =
+        getConstantIntValue(slice.getMixedStrides().back());
+    if (!stride || *stride != 1)
+      return true;
+    v = slice.getSource();
+  }
+  return false;
 }
 
 bool needsDecomposition(linalg::LinalgOp op) {
@@ -78,6 +98,14 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
       return fail("2-D convolution/pooling needs its output and window "
                   "height (or width) tiled to 1 before vectorization");
     return success();
+  }
+  if (int64_t strided = llvm::count_if(op.getDpsInputs(), isStridedView)) {
+    int64_t rows = elements / bounds.back();
+    if (rows * strided > config.maxStridedRowReads)
+      return fail(std::to_string(rows) + " vector rows read from " +
+                  std::to_string(strided) + " strided views (" +
+                  std::to_string(rows * strided) + " row reads) exceed " +
+                  std::to_string(config.maxStridedRowReads) + " (tile first)");
   }
   if (failed(linalg::vectorizeOpPrecondition(op)))
     return fail("the linalg vectorizer does not support this op");

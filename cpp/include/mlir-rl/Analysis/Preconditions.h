@@ -31,6 +31,14 @@ struct LegalityConfig {
   /// 24 GiB of memory. Not applied to convolutions and pooling (vectorized
   /// after decomposition, in shapes of their own).
   int64_t maxVectorRows = 256;
+  /// Largest number of rows read through strided views (vector rows times
+  /// the operands whose innermost stride is not 1, as the window rewrite
+  /// makes for poolings and depthwise convolutions). Each such row becomes
+  /// a wide load and a shuffle, and LLVM's x86 instruction selection is
+  /// superlinear in them within one block: a 1x32x8x8 max pooling of four
+  /// stride-2 views (1,024 row reads) took 70 s to compile, 512 took 9 s,
+  /// 256 half a second.
+  int64_t maxStridedRowReads = 256;
   /// Tile sizes (T, TP, TF) must divide their loop's extent: a size that
   /// does not leaves dynamic extents, which neither later tiles nor
   /// vectorization can take (the op then ends in scalar loops).
