@@ -108,6 +108,21 @@ def test_log_prob_of_executed_actions_is_finite():
     assert torch.isfinite(logp).all() and (logp <= 0).all() and (ent >= 0).all()
 
 
+def test_a_demonstration_the_action_space_no_longer_allows_is_left_out():
+    """A schedule recorded under an older legality config (here V on a whole
+    256x256x256 matmul, beyond every vector limit) is reported and left out
+    when asked to, and an error otherwise."""
+    demos = [{"name": "big", "best_schedule": "1: V; 0: V"},
+             {"name": "mm", "best_schedule": "1: TP(16,32,0) T(8,8,1) V; 0: V"}]
+    programs = {"big": K.matmul(256, 256, 256), "mm": K.matmul(32, 64, 48)}
+    with pytest.raises(mlir_rl.ScheduleError, match="not allowed"):
+        demonstration_decisions(programs, demos)
+    skipped = []
+    d = demonstration_decisions(programs, demos, skipped.append)
+    assert len(skipped) == 1 and "big" in skipped[0]
+    assert len(d) == len(demonstration_decisions({"mm": programs["mm"]}, demos[1:]))
+
+
 def test_demonstrations_are_encoded_by_cpp():
     text = K.matmul(32, 64, 48)
     d = demonstration_decisions({"mm": text},

@@ -94,12 +94,13 @@ class Args:
     bc_epochs: int = 0
     """Behaviour-cloning epochs over the demonstrations."""
     anchors: Optional[str] = None
-    """Imported networks (MLIR files, comma-separated) on which behaviour
-    cloning keeps the starting actor's own schedules: their ops, after
-    mlir-rl-prepare and the pass's front end, are scheduled by the actor
-    as it starts and those decisions join the demonstrations (all ops but
-    thin contractions, each distinct decision once). Cloning alone moves
-    ops no demonstration shows (None: off)."""
+    """Imported networks on which behaviour cloning keeps the starting
+    actor's own schedules (comma-separated MLIR files, or names of
+    mlir_rl.data.torch_models.MODELS, imported and cached as the models
+    suite does): their ops, after mlir-rl-prepare and the pass's front end,
+    are scheduled by the actor as it starts and those decisions join the
+    demonstrations (all ops but thin contractions, each distinct decision
+    once). Cloning alone moves ops no demonstration shows (None: off)."""
     rollout_workers: int = 0
     """Ray rollout workers (0: episodes run in this process). Each has its own
     environment and measurement worker and shares the SQLite memo; on one
@@ -379,7 +380,9 @@ def warm_start(run: TrainingRun) -> None:
                                   args.pretrain_epochs, args.learning_rate, run.log)
     if args.demonstrations and args.bc_epochs:
         demos = load_demonstrations(args.demonstrations)
-        decisions = warmstart.demonstration_decisions(dict(run.programs), demos)
+        skipped = []
+        decisions = warmstart.demonstration_decisions(
+            dict(run.programs), demos, lambda line: (skipped.append(line), print(line, flush=True)))
         demonstrated = len(decisions)
         if args.anchors:
             anchors = warmstart.anchor_decisions(
@@ -392,6 +395,7 @@ def warm_start(run: TrainingRun) -> None:
         run.history.append({"behaviour_cloning": {"demonstrations": len(demos),
                                                   "decisions": demonstrated,
                                                   "anchor_decisions": len(decisions) - demonstrated,
+                                                  "left_out": skipped,
                                                   "final_nll": nll}})
         # The warm start alone, for comparison with what PPO makes of it.
         _save(run.run_dir / "checkpoint_bc.pt", run.checkpoint(0))

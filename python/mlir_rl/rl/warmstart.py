@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mlir_rl.core import Module, layout
+from mlir_rl.core import Module, ScheduleError, layout
 from mlir_rl.rl.policy import Actor, Critic, action_log_prob
 
 Log = Callable[[str, float, int], None]
@@ -77,13 +77,22 @@ class Decisions:
         return len(self.action)
 
 
-def demonstration_decisions(programs: dict[str, str], demos: list[dict]) -> Decisions:
+def demonstration_decisions(programs: dict[str, str], demos: list[dict],
+                            on_skip: Callable[[str], None] | None = None) -> Decisions:
     """Every decision of each demonstrated schedule (``{"name", "best_schedule"}``
-    entries of ``mlir-rl search``) replayed on its program."""
+    entries of ``mlir-rl search``) replayed on its program. A schedule the
+    action space no longer allows (recorded under an older legality config)
+    is left out and reported to ``on_skip`` (raised without it)."""
     steps = []
     for d in demos:
         if d["name"] in programs:
-            steps += Module.parse(programs[d["name"]], d["name"]).demonstrate(d["best_schedule"])
+            try:
+                steps += Module.parse(programs[d["name"]], d["name"]).demonstrate(
+                    d["best_schedule"])
+            except ScheduleError as e:
+                if on_skip is None:
+                    raise
+                on_skip(f"demonstration of {d['name']} left out: {e}")
     if not steps:
         raise ValueError("no demonstration matches a training program")
     return _decisions(steps)
@@ -105,7 +114,9 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     demonstration says otherwise (cloning alone moved many untouched ops:
     VGG-11's large elementwise ops went from parallel to serial tiles).
 
-    Each file (an imported model, e.g. from torch-mlir) goes through
+    Each entry is an MLIR file of an imported network, or the name of one
+    of ``mlir_rl.data.torch_models.MODELS`` (imported with torch-mlir into
+    the models directory, cached, as the models suite does). Each goes through
     ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
     ``actor`` with the C++ loop the pass runs, and the schedule's decisions
     on the ops ``keep`` accepts (default: all but thin contractions) are
@@ -113,9 +124,9 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     from mlir_rl.core import front_end, prepare
     from mlir_rl.rl.policy import greedy_schedule
     steps, seen = [], set()
-    for path in paths:
-        name = Path(path).stem
-        text = front_end(prepare(Path(path).read_text(), name), name)
+    for path in map(_network_file, paths):
+        name = path.stem
+        text = front_end(prepare(path.read_text(), name), name)
         module = Module.parse(text, name)
         schedule = greedy_schedule(actor, module)
         fresh = Module.parse(text, name)
@@ -132,6 +143,14 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     if not steps:
         raise ValueError("the anchors gave no decision")
     return _decisions(steps)
+
+
+def _network_file(entry: str) -> Path:
+    from mlir_rl.data import torch_models
+    if Path(entry).exists() or entry not in torch_models.MODELS:
+        return Path(entry)
+    from mlir_rl.bench.peers import MODELS_DIR
+    return torch_models.import_to_linalg(entry, MODELS_DIR / f"{entry}.mlir")
 
 
 def concat_decisions(a: Decisions, b: Decisions) -> Decisions:
