@@ -99,8 +99,8 @@ class Args:
     mlir_rl.data.torch_models.MODELS, imported and cached as the models
     suite does): their ops, after mlir-rl-prepare and the pass's front end,
     are scheduled by the actor as it starts and those decisions join the
-    demonstrations (all ops but thin contractions, each distinct decision
-    once). Cloning alone moves ops no demonstration shows (None: off)."""
+    demonstrations (each distinct decision once). Cloning alone moves ops
+    no demonstration shows (None: off)."""
     rollout_workers: int = 0
     """Ray rollout workers (0: episodes run in this process). Each has its own
     environment and measurement worker and shares the SQLite memo; on one
