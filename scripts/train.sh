@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The recipe of the shipped policy (about 2.5 hours on 2 cores):
+# The recipe of the shipped policy (about 3 hours on 2 cores):
 #   1. a seeded dataset (runs/dataset), with the prepared family (imported
 #      networks' ops after mlir-rl-prepare),
 #   2. demonstrations: best-of-12 structured search per training program,
@@ -9,9 +9,15 @@
 #      current policy's own schedule and a best-of-48 structured search
 #      (from the third round on, also the previous round's search), cloned
 #      into it, then PPO with a warmed-up critic (configs/ppo-finetune.toml);
-#      exported to runs/round1.onnx, runs/round2.onnx, then
-#      models/policy.onnx (+ policy.json),
-#   5. evaluation on the validation split against random search with the
+#      exported to runs/round1.onnx, runs/round2.onnx, runs/round3.onnx,
+#   5. a thin round through the front end (about 25 minutes): the dataset in
+#      the pass's form with the thin family (batch-1 and few-row linear
+#      layers, layer norms), best-of-24 search plus a 40-step local climb on
+#      its matmuls and layer norms, the policy's own schedules elsewhere,
+#      cloned for 120 epochs with six imported networks as anchors (their
+#      ops keep the round-3 policy's schedules; docs/learning.md "An
+#      anchored thin round"); exported to models/policy.onnx (+ policy.json),
+#   6. evaluation on the validation split against random search with the
 #      training's budget and best-of-200 search (runs/eval.json, printed table).
 # Measurements are memoized in runs/*.sqlite; a rerun reuses them, and
 # `mlir-rl train CONFIG --resume` continues a killed training.
@@ -38,6 +44,19 @@ mlir-rl export runs/ppo-r2/checkpoint.pt -o runs/round2.onnx
 search runs/round2.onnx runs/demos-r3.json
 mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round2.onnx \
   --set demonstrations=runs/demos-r3.json,runs/demos-r2.json --set run_dir=runs/ppo-r3
-mlir-rl export runs/ppo-r3/checkpoint.pt -o models/policy.onnx
+mlir-rl export runs/ppo-r3/checkpoint.pt -o runs/round3.onnx
+M=runs/fe.sqlite
+mlir-rl dataset -o runs/dataset-fe --seed 0 --thin --front-end
+mlir-rl search --dataset runs/dataset-fe --split train --family thin --kind matmul,generic \
+  --budget 24 --local 40 --runs 3 --policy runs/round3.onnx --policy-margin 1.2 --memo $M \
+  -o runs/demos-thin-fe.json
+mlir-rl search --dataset runs/dataset-fe --split train --family single,sequence,lqcd,prepared \
+  --budget 0 --policy runs/round3.onnx --memo $M -o runs/demos-self-fe.json
+mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round3.onnx \
+  --set dataset=runs/dataset-fe --set memo_path=$M \
+  --set demonstrations=runs/demos-thin-fe.json,runs/demos-self-fe.json \
+  --set anchors=resnet18,mobilenet_v2,vgg11,bert_layer,gpt2_block,vit_block \
+  --set bc_epochs=120 --set iterations=0 --set run_dir=runs/bc-thin
+mlir-rl export runs/bc-thin/checkpoint.pt -o models/policy.onnx
 mlir-rl evaluate --model models/policy.onnx --random-budget 82 --search-budget 200 \
   --json runs/eval.json
