@@ -381,8 +381,12 @@ def warm_start(run: TrainingRun) -> None:
     if args.demonstrations and args.bc_epochs:
         demos = load_demonstrations(args.demonstrations)
         skipped = []
-        decisions = warmstart.demonstration_decisions(
-            dict(run.programs), demos, lambda line: (skipped.append(line), print(line, flush=True)))
+
+        def left_out(line: str) -> None:
+            skipped.append(line)
+            print(line, flush=True)
+
+        decisions = warmstart.demonstration_decisions(dict(run.programs), demos, left_out)
         demonstrated = len(decisions)
         if args.anchors:
             anchors = warmstart.anchor_decisions(

@@ -105,10 +105,10 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     demonstration says otherwise (cloning alone moved many untouched ops:
     VGG-11's large elementwise ops went from parallel to serial tiles).
 
-    Each entry is an MLIR file of an imported network, or the name of one
-    of ``mlir_rl.data.torch_models.MODELS`` (imported with torch-mlir into
-    the models directory, cached, as the models suite does). Each goes through
-    ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
+    ``paths`` holds MLIR files of imported networks, or names of
+    ``mlir_rl.data.torch_models.MODELS`` (imported with torch-mlir into the
+    models directory, cached, as the models suite does). Each network goes
+    through ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
     ``actor`` with the C++ loop the pass runs, and the schedule's decisions
     on the ops ``keep`` accepts (default: all) are kept, each distinct
     (observation, decision) once. Thin contractions are kept too: the
