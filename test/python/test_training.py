@@ -112,6 +112,32 @@ def test_anchors_keep_the_starting_actors_schedules_beside_the_demonstrations(tm
     assert all(str(after[i]) == str(before[i]) for i in before)
 
 
+def test_a_warm_start_clones_demonstrations_and_anchors(tmp_path, varied_model):
+    """train() with demonstrations and anchors: a demonstration the action
+    space does not allow is left out and listed, the anchors' decisions
+    join the cloned ones, and the run's provenance names them."""
+    from mlir_rl.data import kernels as K
+    from mlir_rl.rl.ppo import Args, train
+    ds = tiny_training_set(tmp_path / "ds")
+    names = [e["name"] for e in json.loads((ds / "manifest.json").read_text())["programs"]]
+    demos = tmp_path / "demos.json"
+    demos.write_text(json.dumps([
+        {"name": names[0], "best_schedule": "0: NT", "best_speedup": 1.0},
+        {"name": names[1], "best_schedule": "0: T(0,0,0,0,0,0,0,0,0,0,0,3) V",
+         "best_speedup": 2.0}]))
+    net = tmp_path / "net.mlir"
+    net.write_text(K.matmul_bias_relu(8, 64, 32))
+    args = Args(dataset=str(ds), run_dir=str(tmp_path / "run"), memo_path=str(tmp_path / "m.sqlite"),
+                iterations=0, init_actor=str(varied_model), demonstrations=str(demos),
+                bc_epochs=1, anchors=str(net))
+    run = train(args, progress=False)
+    ck = torch.load(run / "checkpoint.pt", weights_only=False)
+    bc = [h["behaviour_cloning"] for h in ck["history"] if "behaviour_cloning" in h][0]
+    assert len(bc["left_out"]) == 1 and names[1] in bc["left_out"][0]
+    assert bc["decisions"] >= 1 and bc["anchor_decisions"] >= 3
+    assert ck["provenance"]["anchors"] == str(net)
+
+
 def test_args_from_toml_rejects_unknown_keys(tmp_path):
     from mlir_rl.rl.ppo import Args
     f = tmp_path / "c.toml"
