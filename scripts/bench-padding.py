@@ -9,9 +9,8 @@ import argparse
 import subprocess
 
 import mlir_rl
-from mlir_rl.bench.peers import MODELS_DIR, odd_suite
+from mlir_rl.bench.peers import model_file, odd_suite
 from mlir_rl.core import Module
-from mlir_rl.data import torch_models
 from mlir_rl.paths import opt_path
 
 UNPADDED_PREPARE = ("builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,mlir-rl-conv-to-matmul,"
@@ -38,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     for k in odd_suite():
         _row(k.name, [("unpadded", k.text, False), ("padded", k.text, True)], args.runs)
-    text = torch_models.import_to_linalg("vit_block", MODELS_DIR / "vit_block.mlir").read_text()
+    text = model_file("vit_block").read_text()
     unpadded = subprocess.run([str(opt_path()), "-p", UNPADDED_PREPARE], input=text,
                               capture_output=True, text=True, check=True).stdout
     _row("vit_block (prepared)", [("unpadded", unpadded, False),

@@ -6,13 +6,15 @@ rounds in one process, outputs compared (a developer's aid).
   .venv/bin/python scripts/compare_prepare_option.py \
       --models vgg11,mobilenet_v2 --option mlir-rl-fuse-elementwise:thin-matmul-rows=0,16
 
-Models come from runs/models (`mlir-rl bench --suite models` imports them).
+Models are imported with torch-mlir on first use (cached in runs/models, as
+`mlir-rl bench --suite models` does).
 """
 import argparse
 import statistics
 import subprocess
 
 import mlir_rl
+from mlir_rl.bench.peers import model_file
 from mlir_rl.core import Module
 from mlir_rl.passes import run_pass
 from mlir_rl.paths import opt_path
@@ -33,7 +35,7 @@ def main() -> None:
     pipe = mlir_rl.prepare_pipeline()
     assert pass_name in pipe, f"{pass_name} is not in {pipe}"
     for model in args.models.split(","):
-        text = open(f"runs/models/{model}.mlir").read()
+        text = model_file(model).read_text()
         irs = {}
         for v in values:
             p = pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)

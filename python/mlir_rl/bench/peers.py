@@ -95,6 +95,13 @@ def smoke_suite() -> list[PeerKernel]:
 MODELS_DIR = Path(os.environ.get("MLIR_RL_MODELS_DIR", "runs/models"))
 
 
+def model_file(name: str) -> Path:
+    """The MLIR file of ``name`` (one of ``torch_models.MODELS``) imported
+    with torch-mlir into MODELS_DIR, importing it on first use."""
+    from mlir_rl.data import torch_models
+    return torch_models.import_to_linalg(name, MODELS_DIR / f"{name}.mlir")
+
+
 def models_suite() -> list[PeerKernel]:
     """ResNet-18, MobileNetV2 and VGG-11 (224x224 inputs), a BERT-base
     encoder layer and a GPT-2 block (128 tokens), a ViT-B/16 block (197
@@ -105,9 +112,8 @@ def models_suite() -> list[PeerKernel]:
     from mlir_rl.data import torch_models as models
     out = []
     for name in models.MODELS:
-        path = models.import_to_linalg(name, MODELS_DIR / f"{name}.mlir")
         net = models.build(name)
-        out.append(PeerKernel(name, path.read_text(),
+        out.append(PeerKernel(name, model_file(name).read_text(),
                               (lambda n: lambda x: n(x))(net)))
     del torch
     return out

@@ -144,8 +144,8 @@ def _network_file(entry: str) -> Path:
     from mlir_rl.data import torch_models
     if Path(entry).exists() or entry not in torch_models.MODELS:
         return Path(entry)
-    from mlir_rl.bench.peers import MODELS_DIR
-    return torch_models.import_to_linalg(entry, MODELS_DIR / f"{entry}.mlir")
+    from mlir_rl.bench.peers import model_file
+    return model_file(entry)
 
 
 def concat_decisions(a: Decisions, b: Decisions) -> Decisions:
