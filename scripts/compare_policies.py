@@ -12,8 +12,7 @@ import collections
 import json
 from pathlib import Path
 
-import numpy as np
-
+from mlir_rl.bench.timing import time_alternating
 from mlir_rl.core import Module, outputs_match, prepare
 from mlir_rl.stats import geomean
 
@@ -73,16 +72,10 @@ def main() -> int:
             s = mod.fresh()
             s.schedule_with_policy(model)
             scheduled.append(s)
-        # Rounds in alternating order (old new, new old, ...): in one process
-        # the program timed second tends to run faster.
-        seconds: list[list[float]] = [[], []]
-        for r in range(args.rounds):
-            for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-                t = scheduled[i].time(runs=args.runs, warmup=1, threads=args.threads)
-                ok, _ = outputs_match(t.outputs, base.outputs)
-                wrong += not ok
-                seconds[i] += t.seconds
-        old, new = (base.median / float(np.median(t)) for t in seconds)
+        timed = time_alternating(scheduled, rounds=args.rounds, runs=args.runs,
+                                 threads=args.threads)
+        wrong += sum(not outputs_match(t.outputs, base.outputs)[0] for t in timed)
+        old, new = (base.median / t.median for t in timed)
         rows[key].append((old, new))
         so, sn = (s.schedule for s in scheduled)
         print(f"{name:40s} {split:6s} old {old:7.2f}x new {new:7.2f}x | "

@@ -10,11 +10,11 @@ Models are imported with torch-mlir on first use (cached in runs/models, as
 `mlir-rl bench --suite models` does).
 """
 import argparse
-import statistics
 import subprocess
 
 import mlir_rl
 from mlir_rl.bench.peers import model_file
+from mlir_rl.bench.timing import time_alternating
 from mlir_rl.core import Module
 from mlir_rl.passes import run_pass
 from mlir_rl.paths import opt_path
@@ -42,16 +42,12 @@ def main() -> None:
             prepared = subprocess.run([str(opt_path()), "-p", p], input=text,
                                       capture_output=True, text=True, check=True).stdout
             irs[v] = run_pass(prepared, model=args.model, name=model).ir
-        times = {v: [] for v in values}
-        outs = {}
-        for r in range(args.rounds):
-            for v in (values if r % 2 == 0 else values[::-1]):
-                t = Module.parse(irs[v], model).time(runs=args.runs, warmup=1, threads=args.threads)
-                times[v].append(statistics.median(t.seconds) * 1e3)
-                outs[v] = t.outputs[0]
-        ok, err = mlir_rl.outputs_match(outs[values[1]], outs[values[0]])
-        print(model, " ".join(f"{name}={v}: {statistics.median(times[v]):.2f} ms "
-                              f"({', '.join(f'{x:.1f}' for x in times[v])})" for v in values),
+        timed = time_alternating([Module.parse(irs[v], model) for v in values],
+                                 rounds=args.rounds, runs=args.runs, threads=args.threads)
+        ok, err = mlir_rl.outputs_match(timed[1].outputs, timed[0].outputs)
+        print(model, " ".join(f"{name}={v}: {t.median * 1e3:.2f} ms "
+                              f"(min {min(t.seconds) * 1e3:.1f}, max {max(t.seconds) * 1e3:.1f})"
+                              for v, t in zip(values, timed)),
               "outputs equal" if ok else f"OUTPUTS DIFFER: {err}", flush=True)
 
 
