@@ -7,6 +7,7 @@ import torch
 from helpers import tiny_training_set
 from mlir_rl.data.dataset import make_dataset
 from mlir_rl.measure.memo import MeasurementMemo
+from mlir_rl.stats import geomean
 
 
 def test_train_checkpoints_and_resumes(tmp_path):
@@ -84,7 +85,7 @@ def test_anchors_keep_the_starting_actors_schedules_beside_the_demonstrations(tm
     from mlir_rl.data import kernels as K
     from mlir_rl.rl.policy import Actor, greedy_schedule
     from mlir_rl.rl.warmstart import (anchor_decisions, behaviour_clone, concat_decisions,
-                                      demonstration_decisions)
+                                      demonstration_decisions, is_thin_matmul)
     net = tmp_path / "net.mlir"
     net.write_text(K.matmul_bias_relu(4, 64, 32))
     text = front_end(prepare(net.read_text(), "net"), "net")
@@ -99,6 +100,11 @@ def test_anchors_keep_the_starting_actors_schedules_beside_the_demonstrations(tm
     matmuls = anchor_decisions(actor, [str(net)], lines.append,
                                keep=lambda op: op.kind == "matmul")
     assert 0 < len(matmuls) < len(anchors)
+    # The 4-row linear layer left free (anchor_free_rows): all but its decisions.
+    free = anchor_decisions(actor, [str(net)], lines.append,
+                            keep=lambda op: not is_thin_matmul(op, 4))
+    assert len(free) == len(anchors) - len(matmuls)
+    assert not any(is_thin_matmul(op, 0) or is_thin_matmul(op, 3) for op in ops)
     mm = K.matmul(32, 64, 48)
     demo = "1: TP(16,32,0) T(8,8,1) V; 0: V"
     d = concat_decisions(demonstration_decisions({"mm": mm}, [{"name": "mm", "best_schedule": demo}]),
@@ -129,13 +135,14 @@ def test_a_warm_start_clones_demonstrations_and_anchors(tmp_path, varied_model):
     net.write_text(K.matmul_bias_relu(8, 64, 32))
     args = Args(dataset=str(ds), run_dir=str(tmp_path / "run"), memo_path=str(tmp_path / "m.sqlite"),
                 iterations=0, init_actor=str(varied_model), demonstrations=str(demos),
-                bc_epochs=1, anchors=str(net))
+                bc_epochs=1, anchors=str(net), anchor_free_rows=4)
     run = train(args, progress=False)
     ck = torch.load(run / "checkpoint.pt", weights_only=False)
     bc = [h["behaviour_cloning"] for h in ck["history"] if "behaviour_cloning" in h][0]
     assert len(bc["left_out"]) == 1 and names[1] in bc["left_out"][0]
     assert bc["decisions"] >= 1 and bc["anchor_decisions"] >= 3
     assert ck["provenance"]["anchors"] == str(net)
+    assert ck["provenance"]["anchor_free_rows"] == 4  # 8 rows: the matmul stays anchored
 
 
 def test_args_from_toml_rejects_unknown_keys(tmp_path):
@@ -160,14 +167,25 @@ def test_shipped_configs_load():
 def test_evaluate_reports_per_kind(tmp_path, varied_model):
     from mlir_rl.rl.evaluate import EvalConfig, evaluate
     make_dataset(tmp_path / "ds", seed=2, sequences=1, lqcd=1)
+    out = tmp_path / "eval.json"
     rep = evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", model=str(varied_model),
                               random_budget=2, search_budget=2, runs=1, limit=2,
+                              confirm_rounds=2, confirm_runs=1, json=str(out),
                               memo=str(tmp_path / "m.sqlite")), progress=False)
     assert len(rep["rows"]) == 2 and "all" in rep["summary"]
     assert rep["table"].startswith("| kind |")
+    assert json.loads(out.read_text())["rows"] == rep["rows"]  # written as it goes
     for r in rep["rows"]:
         assert r["policy_status"] in ("ok", "timeout", "wrong_output", "apply_failed",
                                       "compile_failed", "crashed")
+        if r["policy_status"] == "ok":
+            # The policy's schedule and the search's best, timed against each other.
+            assert r["confirm_outputs_equal"] and r["policy_confirmed"] > 0
+            if r["policy_schedule"] == r["search_schedule"]:
+                assert r["policy_confirmed"] == r["search_confirmed"]
+    if rep["confirmed"]:
+        assert rep["summary"]["all"]["policy"] == pytest.approx(
+            geomean(r["policy_confirmed"] for r in rep["rows"]))
 
 
 def test_train_with_ray_rollout_workers(tmp_path):

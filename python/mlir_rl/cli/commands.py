@@ -441,7 +441,6 @@ def _evaluate_command():
         """The policy against random search and best-of-N structured search on
         a split, per op kind (geomean speedups over unscheduled)."""
 
-        json: Optional[str] = option(None, help="write the report as JSON")
         no_progress: bool = option(False, help="no progress bar")
     return EvaluateCommand
 
@@ -451,7 +450,7 @@ def cmd_evaluate(c) -> int:
     cfg = EvalConfig(**{f.name: getattr(c, f.name) for f in dataclasses.fields(EvalConfig)})
     report = evaluate(cfg, progress=not c.no_progress)
     print(report["table"])
-    if c.json:
+    if c.json:  # also rewritten after every program
         Path(c.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0
 

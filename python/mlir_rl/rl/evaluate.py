@@ -7,6 +7,13 @@ training spent per program, and (b) best-of-N structured search. Every
 schedule is measured through the environment (memoized, outputs checked
 against the unscheduled program). Reports per-kind geomean speedups over
 the unscheduled program.
+
+The search keeps the fastest of N single measurements, and on a noisy
+machine the fastest of N noisy figures is biased low (the winner's curse),
+while the policy's schedule is measured once: the policy/search ratio is
+read from a confirmation instead (``confirm_rounds``), the policy's schedule
+and the search's best timed against each other in one process, in
+alternating rounds, their outputs compared.
 """
 from __future__ import annotations
 
@@ -35,6 +42,14 @@ class EvalConfig:
                                 metadata={"help": "measurement memo"})
     limit: Optional[int] = field(default=None, metadata={"help": "first N programs only"})
     seed: int = field(default=0, metadata={"help": "seed of the samplers"})
+    confirm_rounds: int = field(default=2, metadata={
+        "help": "then time the policy's schedule and the search's best against each other in "
+                "this many alternating rounds of --confirm-runs; the speedups and the ratio "
+                "are read from them (0: from the search's own measurements)"})
+    confirm_runs: int = field(default=5, metadata={"help": "timed runs per confirmation round"})
+    json: Optional[str] = field(default=None, metadata={
+        "help": "write the report as JSON, rewritten after every program (a cut run keeps "
+                "what it measured)"})
     baselines: Optional[str] = field(default=None, metadata={
         "help": "an earlier evaluate --json report with the same budgets: reuse its random "
                 "and search figures, measure only the policy"})
@@ -102,9 +117,55 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
                 row.update({"random": rnd.best_speedup, "random_tried": rnd.tried,
                             "search": best.best_speedup, "search_tried": best.tried,
                             "search_schedule": best.best_schedule})
+            if cfg.confirm_rounds and meas.status == "ok":
+                row.update(confirm(text, entry["name"], m.schedule, row["search_schedule"],
+                                   base.median_s, cfg))
             rows.append(row)
+            if cfg.json:
+                Path(cfg.json).write_text(json.dumps(
+                    report(cfg, random_budget, rows), indent=2) + "\n")
     finally:
         measurer.close()
+    return report(cfg, random_budget, rows)
+
+
+def confirm(text: str, name: str, policy_schedule: str, search_schedule: str,
+            baseline_s: float, cfg: EvalConfig) -> dict:
+    """The policy's schedule and the search's best ("" = the unscheduled
+    program) timed against each other (``time_alternating``): their
+    speedups over ``baseline_s``, and whether their outputs agree."""
+    from mlir_rl.bench.timing import time_alternating
+    from mlir_rl.core import Module, ScheduleError, outputs_match
+
+    def scheduled(schedule: str) -> Module:
+        mod = Module.parse(text, name)
+        if schedule:
+            mod.apply_schedule(schedule)
+        return mod
+
+    same = policy_schedule == search_schedule
+    mods = [scheduled(policy_schedule)] + ([] if same else [scheduled(search_schedule)])
+    try:
+        timed = time_alternating(mods, rounds=cfg.confirm_rounds, runs=cfg.confirm_runs,
+                                 threads=cfg.threads)
+    except ScheduleError as e:
+        return {"confirm_error": str(e)[:300]}
+    ok, err = outputs_match(timed[-1].outputs, timed[0].outputs)
+    out = {"policy_confirmed": baseline_s / timed[0].median,
+           "search_confirmed": baseline_s / timed[-1].median,
+           "confirm_outputs_equal": ok}
+    if not ok:
+        out["confirm_error"] = f"the two schedules' outputs differ (max abs error {err:.3g})"
+    return out
+
+
+def report(cfg: EvalConfig, random_budget: int, rows: list[dict]) -> dict:
+    """Per-kind geomeans of ``rows`` (confirmed figures where every row has
+    them), as JSON and a Markdown table."""
+    confirmed = bool(rows) and all("policy_confirmed" in r and "confirm_error" not in r
+                                   for r in rows)
+    pcol, scol = (("policy_confirmed", "search_confirmed") if confirmed
+                  else ("policy", "search"))
     kinds = sorted({r["kind"] for r in rows})
     table = ["| kind | programs | policy | random search (%d / program) | best-of-%d search | policy / search | slower than baseline |"
              % (random_budget, cfg.search_budget),
@@ -112,11 +173,14 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     summary = {}
     for k in kinds + ["all"]:
         rs = [r for r in rows if k == "all" or r["kind"] == k]
-        p, ra, s = (geomean(r[c] for r in rs) for c in ("policy", "random", "search"))
-        slower = sum(1 for r in rs if r["policy"] < 1.0)
+        p, ra, s = (geomean(r[c] for r in rs) for c in (pcol, "random", scol))
+        slower = sum(1 for r in rs if r[pcol] < 1.0)
         summary[k] = {"programs": len(rs), "policy": p, "random": ra, "search": s,
                       "ratio": p / s if s else 0.0, "slower": slower}
         table.append(f"| {k} | {len(rs)} | {p:.2f}x | {ra:.2f}x | {s:.2f}x | "
                      f"{(p / s if s else 0):.2f} | {slower} |")
+    if confirmed:
+        table.append(f"\npolicy and search figures: their schedules timed against each other, "
+                     f"{cfg.confirm_rounds} alternating rounds of {cfg.confirm_runs} runs")
     return {"config": cfg.__dict__, "random_budget": random_budget, "rows": rows,
-            "summary": summary, "table": "\n".join(table)}
+            "confirmed": confirmed, "summary": summary, "table": "\n".join(table)}
