@@ -50,6 +50,18 @@ def test_thin_family_leaves_the_split_as_it_was_and_spares_the_shapes_suite(tmp_
     for e, text in load_dataset(tmp_path / "thin"):
         if e["family"] == "thin":
             assert mlir_rl.Module.parse(text, e["name"]).traversal_order(), e["name"]
+        if e["name"].startswith("thin_linear_torch_"):
+            # Linear layers in the networks' form: after mlir-rl-prepare the
+            # matmul reads the [N, K] weight in place, no transpose left.
+            ops = mlir_rl.Module.parse(text, e["name"]).ops()
+            assert not any(o.name == "linalg.transpose" for o in ops), e["name"]
+            assert [o.kind for o in ops].count("matmul") == 1, e["name"]
+    # They come last in each split (earlier programs keep their places,
+    # which seed their searches).
+    for part in ("train", "val"):
+        fam = [e["name"] for e in thin["programs"] if e["split"] == part and e["family"] == "thin"]
+        torch_form = [n.startswith("thin_linear_torch_") for n in fam]
+        assert any(torch_form) and torch_form == sorted(torch_form), part
 
 
 def test_front_end_dataset_holds_what_the_pass_schedules(tmp_path):
@@ -180,7 +192,9 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     kept = search_dataset(SearchConfig(**cfg, policy_margin=1e9,
                                        output=str(tmp_path / "b.json")), progress=False)
     for a, b in zip(both, kept):
-        assert a["policy_schedule"] == b["policy_schedule"] and a["policy_speedup"] > 1
+        # Measured (> 0); not "> 1": a timed figure, and on a loaded machine a
+        # 1-run relu has measured 0.13x.
+        assert a["policy_schedule"] == b["policy_schedule"] and a["policy_speedup"] > 0
         # Margin 1: the best of both, the search's when faster.
         assert a["best_speedup"] >= a["policy_speedup"]
         assert a["best_is_policy"] == (a["best_schedule"] == a["policy_schedule"])
@@ -204,6 +218,13 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     with pytest.raises(ValueError, match="of kinds matmul"):
         search_dataset(SearchConfig(**cfg, family="thin", kind="matmul",
                                     output=str(tmp_path / "f.json")), progress=False)
+    # --name: name prefixes, with the others.
+    named = search_dataset(SearchConfig(**cfg, name="xx,re", output=str(tmp_path / "g.json")),
+                           progress=False)
+    assert named == [both[1]]
+    with pytest.raises(ValueError, match="named re"):
+        search_dataset(SearchConfig(**cfg, name="re", kind="matmul",
+                                    output=str(tmp_path / "h.json")), progress=False)
 
 
 def test_a_policy_schedule_that_did_not_measure_gives_no_demonstration(tmp_path):

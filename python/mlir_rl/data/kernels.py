@@ -355,6 +355,39 @@ def linear_gelu(m: int, n: int, k: int) -> str:
             f"  return %r : {c}\n}}\n")
 
 
+def linear_torch(m: int, n: int, k: int, relu: bool = False) -> str:
+    """nn.Linear (then ReLU) as torch-mlir imports it: the [N, K] weight
+    transposed by ``linalg.transpose``, a matmul into a fill, the bias added
+    by a broadcasting generic. ``mlir-rl-prepare`` folds the transpose into
+    the matmul where it pays (a batch-1 layer then reads its weight by row)
+    and fuses bias and activation."""
+    x, w, wt, c, bias = _t([m, k]), _t([n, k]), _t([k, n]), _t([m, n]), _t([n])
+    idm = _identity_map(2)
+    col = "affine_map<(d0, d1) -> (d1)>"
+    act = ""
+    out = "%b"
+    if relu:
+        act = (f"  %r = linalg.generic {{indexing_maps = [{idm}, {idm}], "
+               f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%b : {c}) outs(%e1 : {c}) {{\n"
+               f"  ^bb0(%v: f32, %o: f32):\n    %z = arith.constant 0.0 : f32\n"
+               f"    %gt = arith.cmpf ugt, %v, %z : f32\n    %y = arith.select %gt, %v, %z : f32\n"
+               f"    linalg.yield %y : f32\n  }} -> {c}\n")
+        out = "%r"
+    return (f"func.func @main(%x: {x}, %w: {w}, %bias: {bias}) -> {c} {{\n"
+            f"  %et = tensor.empty() : {wt}\n"
+            f"  %wt = linalg.transpose ins(%w : {w}) outs(%et : {wt}) permutation = [1, 0]\n"
+            + _filled("C", [m, n]) +
+            f"  %mm = linalg.matmul ins(%x, %wt : {x}, {wt}) outs(%C : {c}) -> {c}\n"
+            f"  %e1 = tensor.empty() : {c}\n"
+            f"  %b = linalg.generic {{indexing_maps = [{idm}, {col}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%mm, %bias : {c}, {bias}) "
+            f"outs(%e1 : {c}) {{\n"
+            f"  ^bb0(%a: f32, %bb: f32, %o: f32):\n    %y = arith.addf %a, %bb : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {c}\n"
+            + act +
+            f"  return {out} : {c}\n}}\n")
+
+
 def layer_norm(m: int, n: int) -> str:
     """Layer norm over rows: mean, variance, normalise with gamma and beta."""
     t, r, v = _t([m, n]), _t([m]), _t([n])

@@ -101,6 +101,11 @@ class Args:
     are scheduled by the actor as it starts and those decisions join the
     demonstrations (each distinct decision once). Cloning alone moves ops
     no demonstration shows (None: off)."""
+    anchor_free_rows: int = 0
+    """With ``anchors``: the networks' matmuls with at most this many rows
+    (batch-1 linear layers) are not anchored, so that demonstrations decide
+    them (the thin family's linear layers in the networks' form); 0: every
+    op is anchored."""
     rollout_workers: int = 0
     """Ray rollout workers (0: episodes run in this process). Each has its own
     environment and measurement worker and shares the SQLite memo; on one
@@ -302,6 +307,8 @@ class TrainingRun:
                 "dataset": args.dataset, "init_actor": args.init_actor,
                 "demonstrations": args.demonstrations if args.bc_epochs else None,
                 "anchors": args.anchors if args.bc_epochs else None,
+                "anchor_free_rows": (args.anchor_free_rows
+                                     if args.bc_epochs and args.anchors else None),
                 "bc_epochs": args.bc_epochs, "iterations": iteration,
                 "steps": self.global_step,
                 "episodes": iteration * args.programs_per_iteration,
@@ -391,7 +398,8 @@ def warm_start(run: TrainingRun) -> None:
         if args.anchors:
             anchors = warmstart.anchor_decisions(
                 run.actor, [p.strip() for p in args.anchors.split(",") if p.strip()],
-                lambda line: print(line, flush=True))
+                lambda line: print(line, flush=True),
+                keep=lambda op: not warmstart.is_thin_matmul(op, args.anchor_free_rows))
             decisions = warmstart.concat_decisions(decisions, anchors)
         nll = warmstart.behaviour_clone(run.actor, decisions, args.bc_epochs,
                                         args.learning_rate, args.minibatch_size,

@@ -226,6 +226,9 @@ class SearchConfig:
     kind: str = field(default="", metadata={
         "help": "only programs whose main op is of these kinds (comma-separated, e.g. "
                 "matmul); with --family, both must match"})
+    name: str = field(default="", metadata={
+        "help": "only programs whose name starts with one of these prefixes (comma-separated, "
+                "e.g. thin_linear_torch_); with --family or --kind, all must match"})
     budget: int = field(default=16, metadata={"help": "schedules sampled per program"})
     local: int = field(default=0, metadata={
         "help": "then up to this many more measurements per program, climbing from the best "
@@ -277,14 +280,17 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
         raise ValueError(f"unknown sampler {cfg.sampler!r}; valid: {', '.join(SAMPLERS)}")
     families = {f for f in cfg.family.split(",") if f}
     kinds = {k for k in cfg.kind.split(",") if k}
+    prefixes = tuple(n for n in cfg.name.split(",") if n)
     # (index in the split: the sampler's seed, name, text)
     progs = [(i, e["name"], text) for i, (e, text) in enumerate(load_dataset(cfg.dataset, cfg.split))
              if (not families or e.get("family") in families)
-             and (not kinds or e.get("kind") in kinds)]
+             and (not kinds or e.get("kind") in kinds)
+             and (not prefixes or e["name"].startswith(prefixes))]
     if not progs:
         raise ValueError(f"no program of {cfg.dataset}:{cfg.split}"
                          + (f" in families {cfg.family}" if families else "")
-                         + (f" of kinds {cfg.kind}" if kinds else ""))
+                         + (f" of kinds {cfg.kind}" if kinds else "")
+                         + (f" named {cfg.name}*" if prefixes else ""))
     results = []
     items = progs
     if progress:

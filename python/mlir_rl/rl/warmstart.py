@@ -98,6 +98,13 @@ def demonstration_decisions(programs: dict[str, str], demos: list[dict],
     return _decisions(steps)
 
 
+def is_thin_matmul(op, rows: int) -> bool:
+    """A matmul-like op (``OpInfo``) of at most ``rows`` rows (its first
+    loop): a batch-1 linear layer. False for every op when ``rows`` is 0."""
+    return rows > 0 and op.kind == "matmul" and bool(op.loop_bounds) \
+        and op.loop_bounds[0] <= rows
+
+
 def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], None],
                      keep: Callable = lambda op: True) -> Decisions:
     """The starting actor's own decisions on whole networks, to clone with the
@@ -111,11 +118,11 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     through ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
     ``actor`` with the C++ loop the pass runs, and the schedule's decisions
     on the ops ``keep`` accepts (default: all) are kept, each distinct
-    (observation, decision) once. Thin contractions are kept too: the
-    front end makes a network's batch-1 linear layers read [N, K] weights
-    in place, a form the thin demonstrations ([K, N] operands) do not show,
-    and leaving them out let cloning move VGG-11's classifier to a schedule
-    15% slower on the whole network."""
+    (observation, decision) once. Leave a network's batch-1 linear layers
+    out (``is_thin_matmul``) only where demonstrations show them in the
+    networks' form (the front end makes them read [N, K] weights in place):
+    without such demonstrations, cloning moved VGG-11's classifier to a
+    schedule 15% slower on the whole network."""
     from mlir_rl.core import front_end, prepare
     from mlir_rl.rl.policy import greedy_schedule
     steps, seen = [], set()
