@@ -17,8 +17,10 @@
 #      cloned for 120 epochs with six imported networks as anchors (their
 #      ops keep the round-3 policy's schedules; docs/learning.md "An
 #      anchored thin round"); exported to models/policy.onnx (+ policy.json),
-#   6. evaluation on the validation split against random search with the
-#      training's budget and best-of-200 search (runs/eval.json, printed table).
+#   6. evaluation on the validation split in the pass's form against random
+#      search with the training's budget and best-of-200 search, the
+#      policy's and the search's schedules then timed against each other
+#      (runs/eval.json, printed table).
 # Measurements are memoized in runs/*.sqlite; a rerun reuses them, and
 # `mlir-rl train CONFIG --resume` continues a killed training.
 set -euo pipefail
@@ -47,9 +49,11 @@ mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round2.onnx \
 mlir-rl export runs/ppo-r3/checkpoint.pt -o runs/round3.onnx
 M=runs/fe.sqlite
 mlir-rl dataset -o runs/dataset-fe --seed 0 --thin --front-end
+# The thin programs v4j learnt from (the family's batch-1 linear layers in the
+# networks' form, thin_linear_torch_*, came after it: docs/learning.md).
 mlir-rl search --dataset runs/dataset-fe --split train --family thin --kind matmul,generic \
-  --budget 24 --local 40 --runs 3 --policy runs/round3.onnx --policy-margin 1.2 --memo $M \
-  -o runs/demos-thin-fe.json
+  --name thin_matmul_,thin_linear_gelu_,thin_layer_norm_ --budget 24 --local 40 --runs 3 \
+  --policy runs/round3.onnx --policy-margin 1.2 --memo $M -o runs/demos-thin-fe.json
 mlir-rl search --dataset runs/dataset-fe --split train --family single,sequence,lqcd,prepared \
   --budget 0 --policy runs/round3.onnx --memo $M -o runs/demos-self-fe.json
 mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round3.onnx \
@@ -58,5 +62,5 @@ mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round3.onnx \
   --set anchors=resnet18,mobilenet_v2,vgg11,bert_layer,gpt2_block,vit_block \
   --set bc_epochs=120 --set iterations=0 --set run_dir=runs/bc-thin
 mlir-rl export runs/bc-thin/checkpoint.pt -o models/policy.onnx
-mlir-rl evaluate --model models/policy.onnx --random-budget 82 --search-budget 200 \
-  --json runs/eval.json
+mlir-rl evaluate --model models/policy.onnx --dataset runs/dataset-fe --random-budget 82 \
+  --search-budget 200 --memo $M --json runs/eval.json
