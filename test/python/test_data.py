@@ -211,20 +211,17 @@ def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     with pytest.raises(ValueError, match="no program"):
         search_dataset(SearchConfig(**cfg, family="lqcd", output=str(tmp_path / "d.json")),
                        progress=False)
-    # --kind: programs whose main op is of that kind (with --family, both).
-    matmuls = search_dataset(SearchConfig(**cfg, kind="matmul", output=str(tmp_path / "e.json")),
-                             progress=False)
-    assert matmuls == [both[0]]
-    with pytest.raises(ValueError, match="of kinds matmul"):
-        search_dataset(SearchConfig(**cfg, family="thin", kind="matmul",
-                                    output=str(tmp_path / "f.json")), progress=False)
-    # --name: name prefixes, with the others.
-    named = search_dataset(SearchConfig(**cfg, name="xx,re", output=str(tmp_path / "g.json")),
+    # --kind: programs whose main op is of that kind; --name: name prefixes;
+    # each with the other selectors (all must match).
+    for picks, want, clash, message in (
+            (dict(kind="matmul"), both[0], dict(family="thin", kind="matmul"), "of kinds matmul"),
+            (dict(name="xx,re"), both[1], dict(name="re", kind="matmul"), "named re")):
+        picked = search_dataset(SearchConfig(**cfg, **picks, output=str(tmp_path / "e.json")),
+                                progress=False)
+        assert picked == [want]
+        with pytest.raises(ValueError, match=message):
+            search_dataset(SearchConfig(**cfg, **clash, output=str(tmp_path / "f.json")),
                            progress=False)
-    assert named == [both[1]]
-    with pytest.raises(ValueError, match="named re"):
-        search_dataset(SearchConfig(**cfg, name="re", kind="matmul",
-                                    output=str(tmp_path / "h.json")), progress=False)
 
 
 def test_a_policy_schedule_that_did_not_measure_gives_no_demonstration(tmp_path):

@@ -107,28 +107,15 @@ def bench_module(module: Module, schedule: str,
         runs=config.runs, host=host_description())
 
 
-@dataclass
-class Alternated:
-    """One module's timings from :func:`time_alternating`: every timed run
-    of every round, and the outputs of its last round."""
-
-    seconds: list[float]
-    outputs: list
-
-    @property
-    def median(self) -> float:
-        import numpy as np
-        return float(np.median(self.seconds))
-
-
 def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
-                     threads: int = 2, warmup: int = 1) -> list[Alternated]:
+                     threads: int = 2, warmup: int = 1) -> list[Timing]:
     """Time ``modules`` (each as scheduled) against each other in one
     process: ``rounds`` rounds of ``runs`` timed runs each, the order
     reversed every other round (in one process the program timed second
-    tends to run faster, and the machine's load drifts). Compare the
+    tends to run faster, and the machine's load drifts). Each module's
+    Timing holds every timed run and its last round's outputs. Compare the
     results with each other, not with figures from another run."""
-    out = [Alternated([], []) for _ in modules]
+    out = [Timing(seconds=[], outputs=[]) for _ in modules]
     order = list(range(len(modules)))
     for r in range(rounds):
         for i in (order if r % 2 == 0 else order[::-1]):

@@ -449,9 +449,7 @@ def cmd_evaluate(c) -> int:
     from mlir_rl.rl.evaluate import EvalConfig, evaluate
     cfg = EvalConfig(**{f.name: getattr(c, f.name) for f in dataclasses.fields(EvalConfig)})
     report = evaluate(cfg, progress=not c.no_progress)
-    print(report["table"])
-    if c.json:  # also rewritten after every program
-        Path(c.json).write_text(json.dumps(report, indent=2) + "\n")
+    print(report["table"])  # evaluate() writes --json, after every program
     return 0
 
 
