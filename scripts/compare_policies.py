@@ -58,8 +58,9 @@ def main() -> int:
     ap.add_argument("--dataset", default="runs/dataset")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="rounds of --runs per policy, the order alternating")
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="rounds of --runs per policy, the order alternating (each schedule is "
+                         "compiled once: many short rounds cost little and cancel the drift)")
     args = ap.parse_args()
     rows: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
     wrong = 0

@@ -57,6 +57,45 @@ std::vector<int64_t> toInt64(const std::vector<int> &v) {
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
+using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+/// Checks `inputs`/`outputs` against `sig` (count, dtype, shape; a
+/// ValueError otherwise) and collects their data pointers.
+void checkBuffers(const FunctionSignature &sig, std::vector<Array> &inputs,
+                  std::vector<Array> &outputs, std::vector<const void *> &in,
+                  std::vector<void *> &out) {
+  auto check = [](const Array &a, const HostTensor &t, const std::string &what) {
+    nb::dlpack::dtype want = t.elementType == "f32"   ? nb::dtype<float>()
+                             : t.elementType == "f64" ? nb::dtype<double>()
+                             : t.elementType == "i32" ? nb::dtype<int32_t>()
+                                                      : nb::dtype<int64_t>();
+    bool ok = a.dtype() == want && a.ndim() == t.shape.size();
+    for (size_t i = 0; ok && i < t.shape.size(); ++i)
+      ok = (int64_t)a.shape(i) == t.shape[i];
+    if (!ok) {
+      std::string shape;
+      for (int64_t d : t.shape)
+        shape += std::to_string(d) + "x";
+      throw nb::value_error(
+          (what + " must be a contiguous " + shape + t.elementType + " array")
+              .c_str());
+    }
+  };
+  if (inputs.size() != sig.inputs.size() || outputs.size() != sig.outputs.size())
+    throw nb::value_error((sig.name + " takes " +
+                           std::to_string(sig.inputs.size()) + " inputs and " +
+                           std::to_string(sig.outputs.size()) + " outputs")
+                              .c_str());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check(inputs[i], sig.inputs[i], "input " + std::to_string(i));
+    in.push_back(inputs[i].data());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check(outputs[i], sig.outputs[i], "output " + std::to_string(i));
+    out.push_back(outputs[i].data());
+  }
+}
+
 nb::dict tensorDict(const HostTensor &t) {
   nb::dict d;
   d["shape"] = t.shape;
@@ -496,46 +535,11 @@ NB_MODULE(_core, m) {
                    })
       .def(
           "__call__",
-          [](JitFunction &f,
-             std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>> inputs,
-             std::vector<nb::ndarray<nb::c_contig, nb::device::cpu>> outputs) {
-            const FunctionSignature &sig = f.getSignature();
-            auto check = [](const nb::ndarray<nb::c_contig, nb::device::cpu> &a,
-                            const HostTensor &t, const std::string &what) {
-              nb::dlpack::dtype want =
-                  t.elementType == "f32"   ? nb::dtype<float>()
-                  : t.elementType == "f64" ? nb::dtype<double>()
-                  : t.elementType == "i32" ? nb::dtype<int32_t>()
-                                           : nb::dtype<int64_t>();
-              bool ok = a.dtype() == want && a.ndim() == t.shape.size();
-              for (size_t i = 0; ok && i < t.shape.size(); ++i)
-                ok = (int64_t)a.shape(i) == t.shape[i];
-              if (!ok) {
-                std::string shape;
-                for (int64_t d : t.shape)
-                  shape += std::to_string(d) + "x";
-                throw nb::value_error((what + " must be a contiguous " +
-                                       shape + t.elementType + " array")
-                                          .c_str());
-              }
-            };
-            if (inputs.size() != sig.inputs.size() ||
-                outputs.size() != sig.outputs.size())
-              throw nb::value_error(
-                  (sig.name + " takes " + std::to_string(sig.inputs.size()) +
-                   " inputs and " + std::to_string(sig.outputs.size()) +
-                   " outputs")
-                      .c_str());
+          [](JitFunction &f, std::vector<Array> inputs,
+             std::vector<Array> outputs) {
             std::vector<const void *> in;
             std::vector<void *> out;
-            for (size_t i = 0; i < inputs.size(); ++i) {
-              check(inputs[i], sig.inputs[i], "input " + std::to_string(i));
-              in.push_back(inputs[i].data());
-            }
-            for (size_t i = 0; i < outputs.size(); ++i) {
-              check(outputs[i], sig.outputs[i], "output " + std::to_string(i));
-              out.push_back(outputs[i].data());
-            }
+            checkBuffers(f.getSignature(), inputs, outputs, in, out);
             std::string error;
             bool ok;
             {
@@ -551,7 +555,58 @@ NB_MODULE(_core, m) {
           "Runs the function: `inputs` are read in place (non-contiguous "
           "ones through a contiguous copy), the results are written into "
           "`outputs` (contiguous CPU arrays of the signature's shapes and "
-          "dtypes: numpy arrays or torch tensors).");
+          "dtypes: numpy arrays or torch tensors).")
+      .def(
+          "time",
+          [](JitFunction &f, std::vector<Array> inputs,
+             std::vector<Array> outputs, int runs) {
+            std::vector<const void *> in;
+            std::vector<void *> out;
+            checkBuffers(f.getSignature(), inputs, outputs, in, out);
+            std::string error;
+            std::vector<double> seconds;
+            bool ok;
+            {
+              nb::gil_scoped_release release;
+              ok = mlir::succeeded(f.time(in, out, runs, seconds, error));
+            }
+            if (!ok)
+              throw std::runtime_error(error);
+            return seconds;
+          },
+          "inputs"_a, nb::arg("outputs").noconvert(), "runs"_a = 1,
+          "Calls the function `runs` times on the same buffers and returns "
+          "each call's seconds, the compiled code alone (no copies); the "
+          "last call's results are written into `outputs`.")
+      .def(
+          "random_inputs",
+          [](const JitFunction &f, uint64_t seed) {
+            nb::list out;
+            for (HostTensor &t : makeRandomInputs(f.getSignature(), seed)) {
+              std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+              auto cast = [&](auto tag) {
+                using T = decltype(tag);
+                return toNumpy(std::vector<T>(t.data.begin(), t.data.end()),
+                               shape.empty() ? std::vector<size_t>{1} : shape);
+              };
+              nb::object a;
+              if (t.elementType == "f32")
+                a = nb::cast(cast(float{}));
+              else if (t.elementType == "f64")
+                a = nb::cast(cast(double{}));
+              else if (t.elementType == "i32")
+                a = nb::cast(cast(int32_t{}));
+              else
+                a = nb::cast(cast(int64_t{}));
+              if (shape.empty())
+                a = a.attr("reshape")(nb::tuple());
+              out.append(a);
+            }
+            return out;
+          },
+          "seed"_a = 0,
+          "The inputs Program.time gives this function for `seed` (numpy "
+          "arrays of the signature's shapes and dtypes).");
   m.def(
       "compile_function",
       [](const std::string &text, const std::string &function, int threads) {

@@ -445,6 +445,15 @@ class Module:
     def signature(self, function: str = "") -> dict:
         return self._program.signature(function)
 
+    def compile(self, threads: int = 1, function: str = "") -> "_core.JitFunction":
+        """Lower a copy (its arguments read-only) and JIT it once: a
+        callable to time many times (``JitFunction.time``) on the inputs
+        ``random_inputs(seed)`` gives, the inputs ``time`` uses."""
+        try:
+            return _core.compile_function(self.ir(), function, threads)
+        except (ValueError, RuntimeError) as e:
+            raise ScheduleError(str(e)) from None
+
     def time(self, runs: int = 5, warmup: int = 1, threads: int = 1,
              seed: int = 0, function: str = "",
              keep_outputs: bool = True, abort_after_s: float = 0.0) -> Timing:

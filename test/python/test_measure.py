@@ -137,3 +137,39 @@ def test_the_compiler_fingerprint_covers_the_compiled_code(monkeypatch):
     before = measurer.compiler_fingerprint()
     monkeypatch.setattr(measurer, "build_fingerprint", lambda: "another build")
     assert measurer.compiler_fingerprint() != before
+
+
+def test_time_alternating_compiles_once_and_computes_what_time_computes():
+    """Alternating rounds time compiled handles: the inputs are Module.time's
+    for the seed, a program that writes into its argument computes the same
+    on every call (its arguments are read-only), and bad buffers are refused."""
+    import numpy as np
+
+    from mlir_rl.bench.timing import time_alternating
+    from mlir_rl.core import Module, outputs_match
+
+    text = """func.func @f(%a: tensor<4x16x8xf32>, %b: tensor<4x8x12xf32>, %c: tensor<4x16x12xf32>)
+        -> tensor<4x16x12xf32> {
+      %r = linalg.batch_matmul ins(%a, %b : tensor<4x16x8xf32>, tensor<4x8x12xf32>)
+                               outs(%c : tensor<4x16x12xf32>) -> tensor<4x16x12xf32>
+      return %r : tensor<4x16x12xf32>
+    }"""
+    mod = Module.parse(text, "bmm")
+    base = mod.fresh().time(runs=1, warmup=0, threads=1, seed=3)
+    tiled = mod.fresh()
+    tiled.apply_schedule("0: T(1,4,4,0)")
+    timed = time_alternating([mod.fresh(), tiled], rounds=3, runs=2, threads=1, seed=3)
+    for t in timed:
+        assert len(t.seconds) == 6 and all(s > 0 for s in t.seconds)
+        # Three rounds of three calls each: an accumulation into %c would
+        # have added a@b nine times.
+        assert outputs_match(t.outputs, base.outputs)[0]
+        assert np.array_equal(t.inputs[0], base.inputs[0])
+        assert np.array_equal(t.inputs[1], base.inputs[1])
+    fn = mod.compile(threads=1)
+    a, b, c = fn.random_inputs(3)
+    out = np.empty((4, 16, 12), np.float32)
+    assert len(fn.time([a, b, c], [out], 4)) == 4
+    assert np.allclose(out, c + a @ b, atol=1e-5)
+    with pytest.raises(ValueError, match="input 1 must be a contiguous 4x8x12xf32"):
+        fn.time([a, a, c], [out], 1)

@@ -439,6 +439,27 @@ JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
 LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
                                 const std::vector<void *> &outputs,
                                 std::string &error) {
+  return invoke(inputs, outputs, /*copyResults=*/true, nullptr, error);
+}
+
+LogicalResult JitFunction::time(const std::vector<const void *> &inputs,
+                                const std::vector<void *> &outputs, int runs,
+                                std::vector<double> &seconds,
+                                std::string &error) {
+  runs = std::max(1, runs);
+  for (int run = 0; run < runs; ++run) {
+    double elapsed = 0;
+    if (failed(invoke(inputs, outputs, run == runs - 1, &elapsed, error)))
+      return failure();
+    seconds.push_back(elapsed);
+  }
+  return success();
+}
+
+LogicalResult JitFunction::invoke(const std::vector<const void *> &inputs,
+                                  const std::vector<void *> &outputs,
+                                  bool copyResults, double *seconds,
+                                  std::string &error) {
   const FunctionSignature &sig = signature;
   if (inputs.size() != sig.inputs.size() ||
       outputs.size() != sig.outputs.size()) {
@@ -451,14 +472,21 @@ LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
   PackedCall call(sig, inputs);
   if (engine->setThreads)
     engine->setThreads(threads);
+  auto start = std::chrono::steady_clock::now();
   if (llvm::Error err = engine->engine->invokePacked(engine->entry, call.packed)) {
     error = "calling " + engine->entry + " failed: " +
             llvm::toString(std::move(err));
     return failure();
   }
+  if (seconds)
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             start)
+                   .count();
   // Results into the caller's buffers (one memcpy when dense).
   size_t w = 0;
   for (auto [out, dest] : llvm::zip(sig.outputs, outputs)) {
+    if (!copyResults)
+      break;
     const int64_t *d = call.result.data() + w;
     w += getDescriptorWords(out.shape.size());
     size_t rank = out.shape.size();
@@ -481,6 +509,22 @@ LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
   }
   call.releaseResults(sig, inputs);
   return success();
+}
+
+std::vector<HostTensor> makeRandomInputs(const FunctionSignature &sig,
+                                         uint64_t seed) {
+  std::vector<HostTensor> out;
+  for (auto [i, in] : llvm::enumerate(sig.inputs)) {
+    HostTensor h = in;
+    size_t n = getNumElements(in.shape);
+    std::vector<char> raw(std::max<size_t>(1, n) * getElementBytes(in.elementType));
+    fillRandom(raw.data(), in, seed * 1000003ull + i);
+    h.data.resize(n);
+    for (size_t k = 0; k < n; ++k)
+      h.data[k] = loadElement(raw.data(), k, in.elementType);
+    out.push_back(std::move(h));
+  }
+  return out;
 }
 
 bool outputsMatch(const std::vector<HostTensor> &actual,

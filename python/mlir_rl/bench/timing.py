@@ -108,20 +108,43 @@ def bench_module(module: Module, schedule: str,
 
 
 def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
-                     threads: int = 2, warmup: int = 1) -> list[Timing]:
+                     threads: int = 2, warmup: int = 1, seed: int = 0) -> list[Timing]:
     """Time ``modules`` (each as scheduled) against each other in one
-    process: ``rounds`` rounds of ``runs`` timed runs each, the order
-    reversed every other round (in one process the program timed second
-    tends to run faster, and the machine's load drifts). Each module's
-    Timing holds every timed run and its last round's outputs. Compare the
-    results with each other, not with figures from another run."""
+    process: each is lowered and compiled once (``Module.compile``), then
+    ``rounds`` rounds of ``warmup`` untimed and ``runs`` timed calls each,
+    the order reversed every other round (in one process the program timed
+    second tends to run faster, and the machine's load drifts in stretches
+    of about a second: many short rounds cancel it). Each module's Timing
+    holds every timed run and its last call's outputs and inputs (the
+    inputs ``Module.time`` uses for ``seed``, outputs as float64 like its).
+    The arguments are read-only: a program that writes into one computes
+    the same on every call, and its timing includes that argument's copy.
+    Compare the results with each other, not with figures from another
+    run."""
+    import numpy as np
+
+    fns = [m.compile(threads) for m in modules]
+    inputs = [fn.random_inputs(seed) for fn in fns]
+    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
+    outputs = [[np.empty(o["shape"], dtype=dtypes[o["dtype"]]) for o in fn.signature["outputs"]]
+               for fn in fns]
     out = [Timing(seconds=[], outputs=[]) for _ in modules]
     order = list(range(len(modules)))
-    for r in range(rounds):
-        for i in (order if r % 2 == 0 else order[::-1]):
-            t = modules[i].time(runs=runs, warmup=warmup, threads=threads)
-            out[i].seconds += t.seconds
-            out[i].outputs = t.outputs
+    try:
+        for r in range(rounds):
+            for i in (order if r % 2 == 0 else order[::-1]):
+                if warmup > 0:
+                    fns[i].time(inputs[i], outputs[i], warmup)
+                out[i].seconds += fns[i].time(inputs[i], outputs[i], runs)
+    except (RuntimeError, ValueError) as e:
+        raise ScheduleError(str(e)) from None
+
+    def host(a):  # as Module.time returns tensors: float64, rank 0 as [1]
+        return np.asarray(a, dtype=np.float64).reshape(a.shape or (1,))
+
+    for t, ins, outs in zip(out, inputs, outputs):
+        t.outputs = [host(o) for o in outs]
+        t.inputs = [host(x) for x in ins]
     return out
 
 

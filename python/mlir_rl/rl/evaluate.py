@@ -42,11 +42,12 @@ class EvalConfig:
                                 metadata={"help": "measurement memo"})
     limit: Optional[int] = field(default=None, metadata={"help": "first N programs only"})
     seed: int = field(default=0, metadata={"help": "seed of the samplers"})
-    confirm_rounds: int = field(default=2, metadata={
+    confirm_rounds: int = field(default=10, metadata={
         "help": "then time the policy's schedule and the search's best against each other in "
                 "this many alternating rounds of --confirm-runs; the speedups and the ratio "
-                "are read from them (0: from the search's own measurements)"})
-    confirm_runs: int = field(default=5, metadata={"help": "timed runs per confirmation round"})
+                "are read from them (0: from the search's own measurements); each schedule is "
+                "compiled once, so many short rounds cost little and cancel the machine's drift"})
+    confirm_runs: int = field(default=2, metadata={"help": "timed runs per confirmation round"})
     json: Optional[str] = field(default=None, metadata={
         "help": "write the report as JSON, rewritten after every program (a cut run keeps "
                 "what it measured)"})

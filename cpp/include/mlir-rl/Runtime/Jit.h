@@ -88,14 +88,31 @@ public:
   /// not thread-safe.
   LogicalResult call(const std::vector<const void *> &inputs,
                      const std::vector<void *> &outputs, std::string &error);
+  /// `runs` calls on the same buffers, each timed around the compiled
+  /// code alone (as timeFunction times it: no copies, no frees); the last
+  /// call's results land in `outputs`. `seconds` gets one entry per call.
+  LogicalResult time(const std::vector<const void *> &inputs,
+                     const std::vector<void *> &outputs, int runs,
+                     std::vector<double> &seconds, std::string &error);
 
 private:
   JitFunction() = default;
+  /// One call; its time (compiled code only) in `seconds` when given; the
+  /// results copied into `outputs` when `copyResults`.
+  LogicalResult invoke(const std::vector<const void *> &inputs,
+                       const std::vector<void *> &outputs, bool copyResults,
+                       double *seconds, std::string &error);
   struct Engine;
   std::unique_ptr<Engine> engine;
   FunctionSignature signature;
   int threads = 1;
 };
+
+/// The inputs timeFunction gives `signature` for `seed` (the same values,
+/// as doubles): compiled functions timed on them compute what a
+/// timeFunction call on the unlowered module computes.
+std::vector<HostTensor> makeRandomInputs(const FunctionSignature &signature,
+                                         uint64_t seed);
 
 /// Marks the arguments of the module's functions `bufferization.writable =
 /// false`: the lowering then never writes into a caller's buffer.
