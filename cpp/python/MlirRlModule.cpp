@@ -559,7 +559,7 @@ NB_MODULE(_core, m) {
       .def(
           "time",
           [](JitFunction &f, std::vector<Array> inputs,
-             std::vector<Array> outputs, int runs) {
+             std::vector<Array> outputs, int runs, int warmup) {
             std::vector<const void *> in;
             std::vector<void *> out;
             checkBuffers(f.getSignature(), inputs, outputs, in, out);
@@ -568,16 +568,19 @@ NB_MODULE(_core, m) {
             bool ok;
             {
               nb::gil_scoped_release release;
-              ok = mlir::succeeded(f.time(in, out, runs, seconds, error));
+              ok = mlir::succeeded(
+                  f.time(in, out, runs, warmup, seconds, error));
             }
             if (!ok)
               throw std::runtime_error(error);
             return seconds;
           },
           "inputs"_a, nb::arg("outputs").noconvert(), "runs"_a = 1,
-          "Calls the function `runs` times on the same buffers and returns "
-          "each call's seconds, the compiled code alone (no copies); the "
-          "last call's results are written into `outputs`.")
+          "warmup"_a = 0,
+          "Calls the function `warmup` times, then `runs` times timed, in "
+          "one loop on the same buffers, and returns each timed call's "
+          "seconds, the compiled code alone (no copies); the last call's "
+          "results are written into `outputs`.")
       .def(
           "random_inputs",
           [](const JitFunction &f, uint64_t seed) {

@@ -444,14 +444,16 @@ LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
 
 LogicalResult JitFunction::time(const std::vector<const void *> &inputs,
                                 const std::vector<void *> &outputs, int runs,
-                                std::vector<double> &seconds,
+                                int warmup, std::vector<double> &seconds,
                                 std::string &error) {
-  runs = std::max(1, runs);
-  for (int run = 0; run < runs; ++run) {
+  warmup = std::max(0, warmup);
+  int total = warmup + std::max(1, runs);
+  for (int run = 0; run < total; ++run) {
     double elapsed = 0;
-    if (failed(invoke(inputs, outputs, run == runs - 1, &elapsed, error)))
+    if (failed(invoke(inputs, outputs, run == total - 1, &elapsed, error)))
       return failure();
-    seconds.push_back(elapsed);
+    if (run >= warmup)
+      seconds.push_back(elapsed);
   }
   return success();
 }

@@ -27,6 +27,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from mlir_rl.data import kernels as K
+from mlir_rl.bench.timing import wait_for_openmp_spin
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
 CONTENDERS = ("mlir-rl", "mlir-rl-search", *COMPARATORS)
@@ -488,10 +489,8 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                 res.figures[c] = _figure(seconds[c], True,
                                          f"{rounds} rounds of {runs} runs" if rounds > 1 else "")
         # The peers run in a fresh process, once the JIT's OpenMP threads
-        # have stopped spinning (they spin for KMP_BLOCKTIME, 200 ms, after
-        # each parallel region, and would take the cores of PyTorch's and
-        # numpy's thread pools: PyTorch's depthwise convolution measured
-        # 100x slower without this wait).
+        # have stopped spinning (they would take the cores of PyTorch's and
+        # numpy's thread pools).
         spec = ""
         if "iree-spec" in compare:
             from mlir_rl.iree_spec import write_spec
@@ -500,7 +499,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
                 spec = written.text if written.matched else ""
             except ScheduleError as e:
                 res.figures["iree-spec"] = Figure("failed", detail=str(e)[-500:])
-        time.sleep(0.3)
+        wait_for_openmp_spin()
         res.figures.update(_peer_pool().apply(
             _run_peers, (suite_name, k.name, inputs, ref,
                          tuple(c for c in compare if c not in res.figures), runs, warmup,

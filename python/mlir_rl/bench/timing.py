@@ -107,11 +107,22 @@ def bench_module(module: Module, schedule: str,
         runs=config.runs, host=host_description())
 
 
+def wait_for_openmp_spin() -> None:
+    """Sleep until another process's (or runtime's) OpenMP threads have
+    stopped spinning: they spin for KMP_BLOCKTIME (200 ms) after each
+    parallel region and take this machine's cores. Right after the
+    measurer's worker ran, a small parallel op measured here ran 5-10x
+    slower without this wait; PyTorch's depthwise convolution 100x."""
+    import time
+    time.sleep(0.3)
+
+
 def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
                      threads: int = 2, warmup: int = 1, seed: int = 0) -> list[Timing]:
     """Time ``modules`` (each as scheduled) against each other in one
     process: each is lowered and compiled once (``Module.compile``), then
-    ``rounds`` rounds of ``warmup`` untimed and ``runs`` timed calls each,
+    ``rounds`` rounds of ``warmup`` untimed and ``runs`` timed calls each
+    (one loop in C++, as ``Module.time`` makes them),
     the order reversed every other round (in one process the program timed
     second tends to run faster, and the machine's load drifts in stretches
     of about a second: many short rounds cancel it). Each module's Timing
@@ -133,9 +144,7 @@ def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
     try:
         for r in range(rounds):
             for i in (order if r % 2 == 0 else order[::-1]):
-                if warmup > 0:
-                    fns[i].time(inputs[i], outputs[i], warmup)
-                out[i].seconds += fns[i].time(inputs[i], outputs[i], runs)
+                out[i].seconds += fns[i].time(inputs[i], outputs[i], runs, warmup)
     except (RuntimeError, ValueError) as e:
         raise ScheduleError(str(e)) from None
 

@@ -135,7 +135,7 @@ def confirm(text: str, name: str, policy_schedule: str, search_schedule: str,
     """The policy's schedule and the search's best ("" = the unscheduled
     program) timed against each other (``time_alternating``): their
     speedups over ``baseline_s``, and whether their outputs agree."""
-    from mlir_rl.bench.timing import time_alternating
+    from mlir_rl.bench.timing import time_alternating, wait_for_openmp_spin
     from mlir_rl.core import Module, ScheduleError, outputs_match
 
     def scheduled(schedule: str) -> Module:
@@ -146,6 +146,7 @@ def confirm(text: str, name: str, policy_schedule: str, search_schedule: str,
 
     same = policy_schedule == search_schedule
     mods = [scheduled(policy_schedule)] + ([] if same else [scheduled(search_schedule)])
+    wait_for_openmp_spin()  # the measurer's worker has just run
     try:
         timed = time_alternating(mods, rounds=cfg.confirm_rounds, runs=cfg.confirm_runs,
                                  threads=cfg.threads)

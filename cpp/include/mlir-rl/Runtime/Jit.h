@@ -88,11 +88,13 @@ public:
   /// not thread-safe.
   LogicalResult call(const std::vector<const void *> &inputs,
                      const std::vector<void *> &outputs, std::string &error);
-  /// `runs` calls on the same buffers, each timed around the compiled
-  /// code alone (as timeFunction times it: no copies, no frees); the last
-  /// call's results land in `outputs`. `seconds` gets one entry per call.
+  /// `warmup` untimed calls, then `runs` calls on the same buffers, each
+  /// timed around the compiled code alone (as timeFunction times it: no
+  /// copies, no frees), all in one loop as timeFunction makes them (a
+  /// first call after other work runs from a cold cache); the last call's
+  /// results land in `outputs`. `seconds` gets one entry per timed call.
   LogicalResult time(const std::vector<const void *> &inputs,
-                     const std::vector<void *> &outputs, int runs,
+                     const std::vector<void *> &outputs, int runs, int warmup,
                      std::vector<double> &seconds, std::string &error);
 
 private:
