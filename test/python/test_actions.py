@@ -180,3 +180,46 @@ def test_vectorization_bounds_vector_rows():
     m.apply(op, "T(1,16,0,0)")  # 16 x 4 = 64 rows
     m.apply(op, "V")
     assert m.ops()[op].done
+
+
+def _matmul_b_by_row(m: int, n: int, k: int, batch: int = 0) -> str:
+    """A x B^T with B stored [N, K] (a linear layer reading its weight by row)."""
+    b = [batch] if batch else []
+    shape = lambda *d: "tensor<" + "x".join(map(str, b + list(d))) + "xf32>"  # noqa: E731
+    dims = "b, m, n, k" if batch else "m, n, k"
+    pre = "b, " if batch else ""
+    its = ", ".join(['"parallel"'] * (3 if batch else 2) + ['"reduction"'])
+    a_t, b_t, c_t = shape(m, k), shape(n, k), shape(m, n)
+    return f"""func.func @f(%a: {a_t}, %b: {b_t}) -> {c_t} {{
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : {c_t}
+  %c = linalg.fill ins(%z : f32) outs(%e : {c_t}) -> {c_t}
+  %r = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({pre}m, k)>,
+      affine_map<({dims}) -> ({pre}n, k)>, affine_map<({dims}) -> ({pre}m, n)>],
+      iterator_types = [{its}]}} ins(%a, %b : {a_t}, {b_t}) outs(%c : {c_t}) {{
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }} -> {c_t}
+  return %r : {c_t}
+}}"""
+
+
+@pytest.mark.parametrize("shape,schedule", [
+    ((1, 96, 256), "1: TP(0,32,0) T(0,8,16) V"),     # one row: dot products
+    ((1, 96, 256), "1: TP(0,32,0) T(0,32,64) V"),
+    ((4, 96, 256), "1: TP(0,32,0) T(4,8,64) V"),     # a long reduction: dot products
+    ((4, 96, 256), "1: TP(0,32,0) T(2,8,16) V"),     # rows, short: outer products
+    ((8, 64, 32, 3), "1: TP(1,0,32,0) T(1,8,8,32) V"),
+    ((1, 64, 128, 3), "1: TP(1,0,32,0) T(1,1,8,64) V"),
+])
+def test_matmul_reading_b_by_row_matches_numpy(shape, schedule):
+    """Contractions that reduce the innermost dimension of both operands
+    lower to dot products or outer products (mlir-rl-lower-vectors); both
+    compute A x B^T."""
+    m = mlir_rl.Module.parse(_matmul_b_by_row(*shape), "abt")
+    m.apply_schedule(schedule)
+    t = m.time(runs=1, warmup=0, threads=2, seed=5)
+    a, b = t.inputs
+    np.testing.assert_allclose(t.outputs[0], a @ np.swapaxes(b, -1, -2), rtol=1e-4, atol=1e-4)
