@@ -88,13 +88,13 @@ def bench_module(module: Module, schedule: str,
     else:
         scheduled.schedule_with_policy(model)
 
-    def run(m: Module) -> Timing:
-        return m.time(runs=config.runs, warmup=config.warmup,
-                      threads=config.threads, seed=config.seed,
-                      function=config.function)
-
-    base_t = run(baseline)
-    sched_t = run(scheduled)
+    # Compiled once each and timed in alternating rounds (the machine's
+    # speed drifts between one program's runs and the other's).
+    rounds = max(1, min(config.runs, 5))
+    base_t, sched_t = time_compiled(
+        [m.compile(config.threads, config.function) for m in (baseline, scheduled)],
+        rounds=rounds, runs=-(-config.runs // rounds), warmup=min(config.warmup, 1),
+        seed=config.seed)
     match, err = outputs_match(sched_t.outputs, base_t.outputs)
     return BenchResult(
         file=module.name, schedule=scheduled.schedule,
@@ -121,26 +121,31 @@ def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
                      threads: int = 2, warmup: int = 1, seed: int = 0) -> list[Timing]:
     """Time ``modules`` (each as scheduled) against each other in one
     process: each is lowered and compiled once (``Module.compile``), then
-    ``rounds`` rounds of ``warmup`` untimed and ``runs`` timed calls each
-    (one loop in C++, as ``Module.time`` makes them),
-    the order reversed every other round (in one process the program timed
-    second tends to run faster, and the machine's load drifts in stretches
-    of about a second: many short rounds cancel it). Each module's Timing
-    holds every timed run and its last call's outputs and inputs (the
+    timed by ``time_compiled``. Compare the results with each other, not
+    with figures from another run."""
+    return time_compiled([m.compile(threads) for m in modules], rounds, runs, warmup, seed)
+
+
+def time_compiled(fns: list, rounds: int = 2, runs: int = 5, warmup: int = 1,
+                  seed: int = 0) -> list[Timing]:
+    """Time compiled functions of one signature (``Module.compile``)
+    against each other: ``rounds`` rounds of ``warmup`` untimed and
+    ``runs`` timed calls each (one loop in C++, as ``Module.time`` makes
+    them), the order reversed every other round (in one process the program
+    timed second tends to run faster, and the machine's load drifts in
+    stretches of about a second: many short rounds cancel it). Each Timing
+    holds every timed run and the last call's outputs and inputs (the
     inputs ``Module.time`` uses for ``seed``, outputs as float64 like its).
     The arguments are read-only: a program that writes into one computes
-    the same on every call, and its timing includes that argument's copy.
-    Compare the results with each other, not with figures from another
-    run."""
+    the same on every call, and its timing includes that argument's copy."""
     import numpy as np
 
-    fns = [m.compile(threads) for m in modules]
     inputs = [fn.random_inputs(seed) for fn in fns]
     dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
     outputs = [[np.empty(o["shape"], dtype=dtypes[o["dtype"]]) for o in fn.signature["outputs"]]
                for fn in fns]
-    out = [Timing(seconds=[], outputs=[]) for _ in modules]
-    order = list(range(len(modules)))
+    out = [Timing(seconds=[], outputs=[]) for _ in fns]
+    order = list(range(len(fns)))
     try:
         for r in range(rounds):
             for i in (order if r % 2 == 0 else order[::-1]):
