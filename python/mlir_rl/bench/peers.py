@@ -27,7 +27,6 @@ from typing import Callable, Optional
 import numpy as np
 
 from mlir_rl.data import kernels as K
-from mlir_rl.bench.timing import time_compiled, wait_for_openmp_spin
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
 CONTENDERS = ("mlir-rl", "mlir-rl-search", *COMPARATORS)
@@ -414,6 +413,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     with its tuning time."""
     import torch
 
+    from mlir_rl.bench.timing import time_compiled, wait_for_openmp_spin
     from mlir_rl.core import Module, ScheduleError
     from mlir_rl.passes import run_pass
     from mlir_rl.tuning import MODULE_CHECK, TUNED_OP
