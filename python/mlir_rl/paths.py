@@ -39,6 +39,21 @@ def opt_path() -> Path:
     raise RuntimeError(f"mlir-rl-opt is missing: {path}")
 
 
+def iree_compile_path() -> Path:
+    """IREE's ``iree-compile`` (the ``iree-base-compiler`` wheel's script):
+    on PATH, else next to this Python (a virtual environment's ``bin``, which
+    a user running ``.venv/bin/mlir-rl`` has not put on PATH)."""
+    import sys
+    found = shutil.which("iree-compile")
+    if found:
+        return Path(found)
+    beside = Path(sys.executable).parent / "iree-compile"
+    if beside.exists():
+        return beside
+    raise RuntimeError("iree-compile not found: pip install iree-base-compiler "
+                       "(the IREE peer of mlir-rl bench)")
+
+
 def llvm_tool_path(name: str) -> Path:
     """An LLVM 22 tool (``mlir-opt``, ``mlir-translate``, ``clang``): Debian's
     ``NAME-22`` on PATH, else ``NAME`` on PATH, else

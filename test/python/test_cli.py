@@ -160,3 +160,14 @@ def test_llvm_tools_are_found():
     for tool in ("mlir-opt", "mlir-translate", "clang"):
         assert llvm_tool_path(tool).exists()
     assert list(llvm_lib_dir().glob("libomp.so*"))
+
+
+def test_iree_compile_is_found_without_the_environment_on_path(monkeypatch):
+    """`.venv/bin/mlir-rl bench --compare iree` without .venv/bin on PATH
+    still finds the wheel's iree-compile (next to this Python)."""
+    import sys
+
+    from mlir_rl.paths import iree_compile_path
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    path = iree_compile_path()
+    assert path.exists() and path.parent == Path(sys.executable).parent

@@ -366,7 +366,7 @@ def _iree_module(text: str, workdir: Path, spec: str = ""):
     returns (dispatches it configured, dispatches)."""
     import iree.runtime as ireert
 
-    from mlir_rl.paths import mlir_opt_path
+    from mlir_rl.paths import iree_compile_path, mlir_opt_path
     src = workdir / "generic.mlir"
     r = subprocess.run([str(mlir_opt_path()), "-p",
                         "builtin.module(func.func(linalg-generalize-named-ops))", "-",
@@ -374,7 +374,7 @@ def _iree_module(text: str, workdir: Path, spec: str = ""):
     if r.returncode:
         raise RuntimeError(f"generalization failed: {r.stderr[-500:]}")
     vmfb = workdir / "module.vmfb"
-    args = ["iree-compile", str(src), "-o", str(vmfb), "--iree-hal-target-device=local",
+    args = [str(iree_compile_path()), str(src), "-o", str(vmfb), "--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
     if spec:
         (workdir / "spec.mlir").write_text(spec)
