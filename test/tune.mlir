@@ -81,7 +81,9 @@
 
 // CRASH: op 2 (linalg.generic): tuned {{[34]}} candidates ({{.*}}1 crashed{{.*}})
 // CRASH: op 1 (linalg.matmul): tuned {{[34]}} candidates ({{.*}}1 crashed{{.*}})
-// CRASH: tuned 3 ops: 2 searched ({{[0-9]+}} candidates measured in 4 helper processes)
+// (3 searched when the matmul's winner fuses the fill, TF, which then reads
+// the tile and is searched too: the winner is a timing.)
+// CRASH: tuned 3 ops: {{[23]}} searched ({{[0-9]+}} candidates measured in {{[0-9]+}} helper processes)
 
 // REVERT: tuned 3 ops: {{[23]}} searched
 // REVERT: remark: linalg-rl-schedule: module check: tuned crashed ({{.*}}), greedy {{[0-9.e-]+}} ms, unscheduled {{[0-9.e-]+}} ms: the greedy schedule stays ({{[0-9]+}} helper process{{(es)?}})
