@@ -590,7 +590,7 @@ NB_MODULE(_core, m) {
               auto cast = [&](auto tag) {
                 using T = decltype(tag);
                 return toNumpy(std::vector<T>(t.data.begin(), t.data.end()),
-                               shape.empty() ? std::vector<size_t>{1} : shape);
+                               shape); // rank 0: [1], reshaped below
               };
               nb::object a;
               if (t.elementType == "f32")

@@ -436,6 +436,35 @@ JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
   return fn;
 }
 
+/// The results of a packed call (descriptor words `result`) into the
+/// caller's dense buffers `outputs` (one memcpy per result when dense).
+static void copyResultsInto(const FunctionSignature &sig,
+                            const std::vector<int64_t> &result,
+                            const std::vector<void *> &outputs) {
+  size_t w = 0;
+  for (auto [out, dest] : llvm::zip(sig.outputs, outputs)) {
+    const int64_t *d = result.data() + w;
+    w += getDescriptorWords(out.shape.size());
+    size_t rank = out.shape.size();
+    size_t bytes = getElementBytes(out.elementType);
+    const char *aligned = reinterpret_cast<const char *>(d[1]);
+    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
+    bool dense = true;
+    for (int r = (int)rank - 1, expect = 1; r >= 0; --r) {
+      if (sizes[r] != 1 && strides[r] != expect)
+        dense = false;
+      expect *= sizes[r];
+    }
+    char *to = static_cast<char *>(dest);
+    if (dense)
+      std::memcpy(to, aligned + d[2] * bytes, getNumElements(out.shape) * bytes);
+    else
+      forEachElement(d, rank, [&](int64_t linear, int64_t pos) {
+        std::memcpy(to + linear * bytes, aligned + pos * bytes, bytes);
+      });
+  }
+}
+
 LogicalResult JitFunction::call(const std::vector<const void *> &inputs,
                                 const std::vector<void *> &outputs,
                                 std::string &error) {
@@ -484,31 +513,8 @@ LogicalResult JitFunction::invoke(const std::vector<const void *> &inputs,
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              start)
                    .count();
-  // Results into the caller's buffers (one memcpy when dense).
-  size_t w = 0;
-  for (auto [out, dest] : llvm::zip(sig.outputs, outputs)) {
-    if (!copyResults)
-      break;
-    const int64_t *d = call.result.data() + w;
-    w += getDescriptorWords(out.shape.size());
-    size_t rank = out.shape.size();
-    size_t bytes = getElementBytes(out.elementType);
-    const char *aligned = reinterpret_cast<const char *>(d[1]);
-    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
-    bool dense = true;
-    for (int r = (int)rank - 1, expect = 1; r >= 0; --r) {
-      if (sizes[r] != 1 && strides[r] != expect)
-        dense = false;
-      expect *= sizes[r];
-    }
-    char *to = static_cast<char *>(dest);
-    if (dense)
-      std::memcpy(to, aligned + d[2] * bytes, getNumElements(out.shape) * bytes);
-    else
-      forEachElement(d, rank, [&](int64_t linear, int64_t pos) {
-        std::memcpy(to + linear * bytes, aligned + pos * bytes, bytes);
-      });
-  }
+  if (copyResults)
+    copyResultsInto(sig, call.result, outputs);
   call.releaseResults(sig, inputs);
   return success();
 }

@@ -428,42 +428,21 @@ struct LowerVectorOpsPass
     //    full-width vertical ops and one horizontal step per row. The
     //    default below would first transpose the tile so that the reduced
     //    dimension is outermost, a shuffle per element.
-    {
-      SmallVector<Operation *> rowReductions;
-      getOperation()->walk([&](vector::MultiDimReductionOp op) {
-        if (reducesLongInnerRun(op))
-          rowReductions.push_back(op);
-      });
-      if (!rowReductions.empty()) {
-        RewritePatternSet patterns(ctx);
-        vector::populateVectorMultiReductionLoweringPatterns(
-            patterns, vector::VectorMultiReductionLowering::InnerReduction);
-        GreedyRewriteConfig config;
-        config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-        (void)applyOpPatternsGreedily(rowReductions, std::move(patterns),
-                                      config);
-      }
-    }
+    lowerSelected<vector::MultiDimReductionOp>(
+        reducesLongInnerRun, [](RewritePatternSet &patterns) {
+          vector::populateVectorMultiReductionLoweringPatterns(
+              patterns, vector::VectorMultiReductionLowering::InnerReduction);
+        });
     // 2b. Contractions that reduce the innermost dimension of both operands
     //    (A x B^T: a batch-1 linear layer reading its [N, K] weight by row)
     //    over one row or a long reduction, as dot products: elementwise
     //    multiplies and one reduction per output element. The outer-product
     //    lowering below transposes both tiles element by element.
-    {
-      SmallVector<Operation *> dots;
-      getOperation()->walk([&](vector::ContractionOp op) {
-        if (prefersDotLowering(op))
-          dots.push_back(op);
-      });
-      if (!dots.empty()) {
-        RewritePatternSet patterns(ctx);
-        vector::populateVectorContractLoweringPatterns(
-            patterns, vector::VectorContractLowering::Dot);
-        GreedyRewriteConfig config;
-        config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-        (void)applyOpPatternsGreedily(dots, std::move(patterns), config);
-      }
-    }
+    lowerSelected<vector::ContractionOp>(
+        prefersDotLowering, [](RewritePatternSet &patterns) {
+          vector::populateVectorContractLoweringPatterns(
+              patterns, vector::VectorContractLowering::Dot);
+        });
     // 3. Contractions into outer products into FMAs; the remaining
     //    multi-reductions into elementwise ops across the reduced dimension.
     {
@@ -476,6 +455,25 @@ struct LowerVectorOpsPass
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
+  }
+
+  /// Applies the patterns `populate` adds to the ops of type OpTy that
+  /// `select` picks, and to the ops they create, before the general
+  /// lowering below takes the rest.
+  template <typename OpTy, typename Select, typename Populate>
+  void lowerSelected(Select select, Populate populate) {
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](OpTy op) {
+      if (select(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    populate(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
   }
 
   /// Whether `op` is better lowered to dot products than to outer products:
