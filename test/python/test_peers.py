@@ -82,3 +82,15 @@ def test_shapes_suite_peer_code_agrees_and_its_shapes_are_not_trained_on():
     assert min(n for _, n, _ in MATMUL_SHAPES) >= 256
     # 100 MB of weights; timed by the suite itself.
     _assert_peer_code_computes_the_kernels(peers.shapes_suite(), skip=("vgg_classifier",))
+
+
+def test_fresh_suite_peer_code_agrees_and_its_shapes_are_in_no_other_suite():
+    """`bench --suite fresh`: each peer computes what the kernel computes, and
+    no kernel of it is in the unseen, operator or shapes suite."""
+    others = {k.text for suite in (peers.unseen_suite, peers.operator_suite, peers.shapes_suite)
+              for k in suite()}
+    fresh = peers.fresh_suite()
+    assert not others & {k.text for k in fresh}
+    # Timed by the suite itself (seconds unscheduled).
+    _assert_peer_code_computes_the_kernels(
+        fresh, skip=("matmul_", "conv_nchw_s2", "conv_nhwc_512", "lqcd"))

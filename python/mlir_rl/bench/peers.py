@@ -227,13 +227,65 @@ def shapes_suite() -> list[PeerKernel]:
     ]
 
 
+def fresh_suite() -> list[PeerKernel]:
+    """A second set of unseen kernels (2026-11-26): the kinds of the unseen
+    suite at shapes no suite or training split uses: matmuls with a
+    1024-wide B and a 3072-long reduction, batch matmuls, stride-2 and 1x1
+    convolutions, NHWC and stride-1 poolings, depthwise convolutions with
+    stride 1 and 2, elementwise ops, softmax over long and short rows and an
+    LQCD contraction from a new seed. Where the unseen suite's results may
+    hold by chance of its shapes."""
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+    from mlir_rl.data.dataset import lqcd_contraction
+    mm = (lambda a, b: a @ b, lambda a, b: a @ b)
+    out = [
+        PeerKernel("matmul_512x1024x512", K.matmul(512, 1024, 512), *mm),
+        PeerKernel("matmul_128x768x3072", K.matmul(128, 768, 3072), *mm),
+        PeerKernel("bmm_16x128x128x64", K.batch_matmul(16, 128, 128, 64), torch.bmm, np.matmul),
+        PeerKernel("bmm_12x128x64x128", K.batch_matmul(12, 128, 64, 128), torch.bmm, np.matmul),
+        PeerKernel("conv_nchw_256x14x14", K.conv2d_nchw(1, 256, 16, 16, 256, 3, 3),
+                   lambda i, k: F.conv2d(i, k)),
+        PeerKernel("conv_nchw_s2_64x56", K.conv2d_nchw(1, 64, 113, 113, 128, 3, 3, 2),
+                   lambda i, k: F.conv2d(i, k, stride=2)),
+        PeerKernel("conv_nhwc_512x7x7", K.conv2d_nhwc(1, 9, 9, 512, 3, 3, 512),
+                   lambda i, k: _conv_nhwc(i, k, 1)),
+        PeerKernel("conv_nhwc_1x1_256x28", K.conv2d_nhwc(1, 28, 28, 256, 1, 1, 128),
+                   lambda i, k: _conv_nhwc(i, k, 1)),
+        PeerKernel("maxpool_nhwc_128x56_k2s2", K.maxpool_nhwc(1, 56, 56, 128, 2, 2),
+                   lambda i: F.max_pool2d(i.permute(0, 3, 1, 2), 2, 2).permute(0, 2, 3, 1)),
+        PeerKernel("maxpool_nchw_32x64_k3s1", K.maxpool_nchw(1, 32, 64, 64, 3, 1),
+                   lambda i: F.max_pool2d(i, 3, 1)),
+        PeerKernel("depthwise_nhwc_32x112", K.depthwise_conv2d_nhwc(1, 114, 114, 32, 3, 3),
+                   lambda i, k: _dw_nhwc(i, k, 1)),
+        PeerKernel("depthwise_nhwc_s2_96x112", K.depthwise_conv2d_nhwc(1, 113, 113, 96, 3, 3, 2),
+                   lambda i, k: _dw_nhwc(i, k, 2)),
+        PeerKernel("add_1x512x14x14", K.add([1, 512, 14, 14]),
+                   lambda x, y: x + y, lambda x, y: x + y),
+        PeerKernel("relu_1x64x112x112", K.relu([1, 64, 112, 112]),
+                   torch.relu, lambda x: np.maximum(x, 0)),
+        PeerKernel("softmax_128x1024", K.softmax_rows(128, 1024), lambda x: torch.softmax(x, -1)),
+        PeerKernel("softmax_1024x128", K.softmax_rows(1024, 128), lambda x: torch.softmax(x, -1)),
+    ]
+    prog = lqcd_contraction(random.Random(77), 77)
+    _, _, size, shift = prog.signature.split("|")
+    size, shift = int(size), int(shift)
+    out.append(PeerKernel(
+        "lqcd_contraction_seed77", prog.text,
+        lambda p, q: torch.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)))
+    return out
+
+
 # Suites of imported models: mlir-rl-prepare runs before the pass; the
 # unscheduled baseline is the import as it is.
 PREPARED_SUITES = ("models",)
 
 SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
           "lqcd": lqcd_suite, "unseen": unseen_suite, "odd": odd_suite,
-          "shapes": shapes_suite}
+          "shapes": shapes_suite, "fresh": fresh_suite}
 
 
 @dataclass

@@ -116,7 +116,7 @@ class BenchCommand:
 
     file: Optional[str] = option(None, help="MLIR file", flags=("file",))
     schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy (--model).")
-    suite: Optional[str] = option(None, help="run a suite (ops, unseen, odd, shapes, models, lqcd): the unscheduled "
+    suite: Optional[str] = option(None, help="run a suite (ops, unseen, fresh, odd, shapes, models, lqcd): the unscheduled "
                                   "program, mlir-rl (the pass with the policy) and the --compare peers; "
                                   "torch-compile: whole models through torch.compile(backend="
                                   "'mlir_rl') vs eager and inductor")
