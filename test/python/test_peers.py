@@ -18,7 +18,8 @@ def test_smoke_suite_report(tmp_path):
         assert f["numpy"]["status"] in ("ok", "n/a")
         assert f["unscheduled"]["min_ms"] <= f["unscheduled"]["median_ms"] <= f["unscheduled"]["max_ms"]
     out = peers.save(rep, tmp_path)
-    assert json.loads((out / "bench.json").read_text())["machine"]["threads"] == 2
+    machine = json.loads((out / "bench.json").read_text())["machine"]
+    assert machine["threads"] == 2 and machine["vector_isa"]
     md = (out / "bench.md").read_text()
     assert md.startswith("| kernel |") and "mlir-rl vs torch" in md
     assert (out / "bench.png").stat().st_size > 1000

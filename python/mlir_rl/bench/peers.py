@@ -561,7 +561,8 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     return {
         "machine": {"host": platform.node(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "threads": threads,
-                    "processor": _cpu_model(), "python": platform.python_version(),
+                    "processor": _cpu_model(), "vector_isa": _vector_isa(),
+                    "python": platform.python_version(),
                     "torch": torch.__version__},
         "runs": runs, "warmup": warmup, "model": model or "(shipped)",
         "prepared": prepare or suite_name in PREPARED_SUITES,
@@ -615,6 +616,25 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor()
+
+
+def _vector_isa() -> str:
+    """The widest x86 vector extension the CPU reports (avx512f, avx2, avx,
+    sse2), else the machine: the same schedule runs 2-3x slower on an AVX2
+    host than on an AVX-512 one (16 vector registers, 8 floats each: the
+    policy's 8x32 matmul tile spills its accumulators), and "AMD EPYC" names
+    both."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                for isa in ("avx512f", "avx2", "avx", "sse2"):
+                    if isa in flags:
+                        return isa
+                break
+    except OSError:
+        pass
+    return platform.machine()
 
 
 def markdown(report: dict) -> str:
