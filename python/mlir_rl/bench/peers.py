@@ -40,6 +40,10 @@ class PeerKernel:
     numpy_fn: Optional[Callable] = None
 
 
+# PyTorch's and numpy's code for a matmul kernel.
+_MATMUL = (lambda a, b: a @ b, lambda a, b: a @ b)
+
+
 def _conv_nhwc(i, k, stride):
     import torch.nn.functional as F
     return F.conv2d(i.permute(0, 3, 1, 2), k.permute(3, 2, 0, 1), stride=stride).permute(0, 2, 3, 1)
@@ -119,28 +123,34 @@ def models_suite() -> list[PeerKernel]:
     return out
 
 
+def _lqcd_fns(signature: str) -> tuple[Callable, Callable]:
+    """PyTorch's and numpy's code for an LQCD contraction of the training
+    data's generator (``lqcd_contraction``), from its signature."""
+    _, _, size, shift = signature.split("|")
+    size, shift = int(size), int(shift)
+
+    def contract(p, q):
+        import torch
+        return torch.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)
+
+    def contract_np(p, q):
+        return np.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q,
+                         optimize=True)
+    return contract, contract_np
+
+
 def lqcd_suite() -> list[PeerKernel]:
     """LQCD-style contractions (9 loops, a shifted site access): the
     generator of the training data with seeds it never used."""
     import random
-
-    import torch
 
     from mlir_rl.data.dataset import lqcd_contraction
     out = []
     for seed in (101, 202, 303, 404):
         prog = lqcd_contraction(random.Random(seed), seed)
         _, n_y, size, shift = prog.signature.split("|")
-        size, shift = int(size), int(shift)
-
-        def contract(p, q, size=size, shift=shift, lib=torch):
-            return lib.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)
-
-        def contract_np(p, q, size=size, shift=shift):
-            return np.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q,
-                             optimize=True)
         out.append(PeerKernel(f"lqcd_y{n_y}_L{size}_shift{shift}_s{seed}", prog.text,
-                              contract, contract_np))
+                              *_lqcd_fns(prog.signature)))
     return out
 
 
@@ -154,8 +164,6 @@ def unseen_suite() -> list[PeerKernel]:
 
     from mlir_rl.data.dataset import lqcd_contraction
     from mlir_rl.data.suites import unseen_suite as texts
-    _, _, size, shift = lqcd_contraction(random.Random(1234), 0).signature.split("|")
-    size, shift = int(size), int(shift)
     softmax_np = (lambda x: (lambda e: e / e.sum(-1, keepdims=True))(
         np.exp(x - x.max(-1, keepdims=True))))
     fns = {
@@ -169,11 +177,9 @@ def unseen_suite() -> list[PeerKernel]:
         "elementwise_add_1x128x56x56": (lambda x, y: x + y, lambda x, y: x + y),
         "elementwise_relu_1x256x28x28": (torch.relu, lambda x: np.maximum(x, 0)),
         "softmax_256x512": (lambda x: torch.softmax(x, -1), softmax_np),
-        "lqcd_contraction_9_loops": (
-            lambda p, q: torch.einsum("ytxakil,ytxkblj->ytxabij",
-                                      p[:, :, shift:shift + size], q),
-            lambda p, q: np.einsum("ytxakil,ytxkblj->ytxabij",
-                                   p[:, :, shift:shift + size], q, optimize=True)),
+        # suites.unseen_suite's contraction: the generator's seed 1234.
+        "lqcd_contraction_9_loops": _lqcd_fns(
+            lqcd_contraction(random.Random(1234), 0).signature),
     }
     return [PeerKernel(name, text, *fns[name]) for name, text in texts().items()]
 
@@ -211,7 +217,7 @@ def shapes_suite() -> list[PeerKernel]:
     def maxpool_nhwc(i):
         return F.max_pool2d(i.permute(0, 3, 1, 2), 3, 2).permute(0, 2, 3, 1)
 
-    mm = (lambda a, b: a @ b, lambda a, b: a @ b)
+    mm = _MATMUL
     return [
         PeerKernel("vgg_classifier_1x1024x25088", K.matmul(1, 1024, 25088), *mm),
         PeerKernel("mobilenet_classifier_1x1000x1280", K.matmul(1, 1000, 1280), *mm),
@@ -241,7 +247,7 @@ def fresh_suite() -> list[PeerKernel]:
     import torch.nn.functional as F
 
     from mlir_rl.data.dataset import lqcd_contraction
-    mm = (lambda a, b: a @ b, lambda a, b: a @ b)
+    mm = _MATMUL
     out = [
         PeerKernel("matmul_512x1024x512", K.matmul(512, 1024, 512), *mm),
         PeerKernel("matmul_128x768x3072", K.matmul(128, 768, 3072), *mm),
@@ -271,11 +277,7 @@ def fresh_suite() -> list[PeerKernel]:
         PeerKernel("softmax_1024x128", K.softmax_rows(1024, 128), lambda x: torch.softmax(x, -1)),
     ]
     prog = lqcd_contraction(random.Random(77), 77)
-    _, _, size, shift = prog.signature.split("|")
-    size, shift = int(size), int(shift)
-    out.append(PeerKernel(
-        "lqcd_contraction_seed77", prog.text,
-        lambda p, q: torch.einsum("ytxakil,ytxkblj->ytxabij", p[:, :, shift:shift + size], q)))
+    out.append(PeerKernel("lqcd_contraction_seed77", prog.text, *_lqcd_fns(prog.signature)))
     return out
 
 
@@ -465,7 +467,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     with its tuning time."""
     import torch
 
-    from mlir_rl.bench.timing import time_compiled, wait_for_openmp_spin
+    from mlir_rl.bench.timing import alternating_rounds, time_compiled, wait_for_openmp_spin
     from mlir_rl.core import Module, ScheduleError
     from mlir_rl.passes import run_pass
     from mlir_rl.tuning import MODULE_CHECK, TUNED_OP
@@ -531,9 +533,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         # Models too: VGG-11 timed once each gave greedy 125.3 ms and search
         # 126.9 ms, alternated with explicit schedules 124-125 against
         # 110-113 ms (the first program timed in a process pays for it).
-        total = runs * (3 if search > 0 else 1)
-        rounds = min(total, 5)
-        per_round = -(-total // rounds)
+        rounds, per_round = alternating_rounds(runs * (3 if search > 0 else 1))
         timed = time_compiled(list(compiled.values()), rounds=rounds, runs=per_round,
                               warmup=min(warmup, 1))
         for c, t in zip(compiled, timed):
@@ -608,14 +608,19 @@ def summary(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _cpu_model() -> str:
+def _cpuinfo(key: str) -> Optional[str]:
+    """The value of the first ``key`` line of /proc/cpuinfo, if any."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(key):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor()
+    return None
+
+
+def _cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor()
 
 
 def _vector_isa() -> str:
@@ -624,16 +629,10 @@ def _vector_isa() -> str:
     host than on an AVX-512 one (16 vector registers, 8 floats each: the
     policy's 8x32 matmul tile spills its accumulators), and "AMD EPYC" names
     both."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                for isa in ("avx512f", "avx2", "avx", "sse2"):
-                    if isa in flags:
-                        return isa
-                break
-    except OSError:
-        pass
+    flags = set((_cpuinfo("flags") or "").split())
+    for isa in ("avx512f", "avx2", "avx", "sse2"):
+        if isa in flags:
+            return isa
     return platform.machine()
 
 

@@ -90,11 +90,10 @@ def bench_module(module: Module, schedule: str,
 
     # Compiled once each and timed in alternating rounds (the machine's
     # speed drifts between one program's runs and the other's).
-    rounds = max(1, min(config.runs, 5))
+    rounds, per_round = alternating_rounds(config.runs)
     base_t, sched_t = time_compiled(
         [m.compile(config.threads, config.function) for m in (baseline, scheduled)],
-        rounds=rounds, runs=-(-config.runs // rounds), warmup=min(config.warmup, 1),
-        seed=config.seed)
+        rounds=rounds, runs=per_round, warmup=min(config.warmup, 1), seed=config.seed)
     match, err = outputs_match(sched_t.outputs, base_t.outputs)
     return BenchResult(
         file=module.name, schedule=scheduled.schedule,
@@ -115,6 +114,13 @@ def wait_for_openmp_spin() -> None:
     slower without this wait; PyTorch's depthwise convolution 100x."""
     import time
     time.sleep(0.3)
+
+
+def alternating_rounds(runs: int, most: int = 5) -> tuple[int, int]:
+    """``runs`` timed calls as (rounds, calls per round) for
+    ``time_compiled``: up to ``most`` rounds, at least one."""
+    rounds = max(1, min(runs, most))
+    return rounds, -(-runs // rounds)
 
 
 def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
