@@ -531,7 +531,9 @@ LegalityInfo getLegalityInfo() {
   return LegalityInfo{{{"max_vector_innermost", c.maxVectorInnermost},
                        {"max_vector_elements", c.maxVectorElements},
                        {"max_vector_rows", c.maxVectorRows},
-                       {"max_strided_row_reads", c.maxStridedRowReads}},
+                       {"max_strided_row_reads", c.maxStridedRowReads},
+                       {"vector_registers", c.vectorRegisters},
+                       {"vector_register_bits", c.vectorRegisterBits}},
                       c.getHash(),
                       c.getDescription()};
 }

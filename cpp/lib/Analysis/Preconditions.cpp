@@ -7,13 +7,54 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
 #include <sstream>
 
 namespace mlir::rl {
 
 const LegalityConfig &LegalityConfig::getDefault() {
-  static const LegalityConfig config;
+  static const LegalityConfig config = [] {
+    LegalityConfig c;
+    std::tie(c.vectorRegisters, c.vectorRegisterBits) =
+        getHostVectorRegisters();
+    return c;
+  }();
   return config;
+}
+
+std::pair<int64_t, int64_t> getHostVectorRegisters() {
+  if (const char *env = std::getenv("MLIR_RL_VECTOR_REGISTERS")) {
+    // <count>x<bits>; anything else reads as unknown (no register tiling).
+    auto [count, bits] = StringRef(env).split('x');
+    int64_t n = 0, b = 0;
+    if (count.getAsInteger(10, n) || bits.getAsInteger(10, b) || n <= 0 ||
+        b <= 0)
+      return {0, 0};
+    return {n, b};
+  }
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](StringRef f) { return features.lookup(f); };
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  if (host.isX86()) {
+    if (has("avx512f"))
+      return {32, 512};
+    if (has("avx"))
+      return {16, 256};
+    return {16, 128};
+  }
+  if (host.isAArch64())
+    return {32, 128}; // NEON (SVE's width is not known statically)
+  return {0, 0};
+}
+
+int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
+  if (config.vectorRegisters <= 0 || config.vectorRegisterBits <= 0)
+    return 0;
+  return std::max<int64_t>(1, config.vectorRegisters - 4);
 }
 
 std::string LegalityConfig::getDescription() const {
@@ -24,10 +65,13 @@ std::string LegalityConfig::getDescription() const {
   // v3: the `divide` rule (tile sizes divide their loops).
   // v4: an op's last action slot takes only V or NT.
   // v5: V bounds the rows read through strided views (`strided`).
-  os << "mlir-rl-legality-v5;vecmax=" << maxVectorInnermost
+  // v6: V keeps a contraction's accumulator within the register file
+  // (`vregs`, count x bits; the host's by default).
+  os << "mlir-rl-legality-v6;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";strided=" << maxStridedRowReads
-     << ";divide=" << (dividingTiles ? 1 : 0);
+     << ";divide=" << (dividingTiles ? 1 : 0) << ";vregs=" << vectorRegisters
+     << "x" << vectorRegisterBits;
   return os.str();
 }
 
@@ -110,6 +154,98 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
   if (failed(linalg::vectorizeOpPrecondition(op)))
     return fail("the linalg vectorizer does not support this op");
   return success();
+}
+
+SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
+                                     const LegalityConfig &config) {
+  int64_t budget = getAccumulatorRegisterBudget(config);
+  if (budget <= 0 || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || needsDecomposition(op))
+    return {};
+  SmallVector<int64_t> bounds = getLoopBounds(op);
+  if (bounds.empty() || llvm::any_of(bounds, [](int64_t b) { return b <= 0; }))
+    return {};
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto outType = dyn_cast<ShapedType>(init->get().getType());
+  if (!outType || !outType.hasStaticShape() || outType.getRank() == 0 ||
+      !outType.getElementType().isIntOrFloat())
+    return {};
+  int64_t width = outType.getElementType().getIntOrFloatBitWidth();
+  int64_t lanes = std::max<int64_t>(1, config.vectorRegisterBits / width);
+
+  // The output's dimensions as loops (a projected permutation of parallel
+  // loops, as for every contraction the vectorizer takes).
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  SmallVector<unsigned> outLoops;
+  for (AffineExpr e : outMap.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return {};
+    outLoops.push_back(d.getPosition());
+  }
+  unsigned colLoop = outLoops.back();
+  // Vectors along the output's innermost dimension: some input's innermost.
+  bool outerProductForm = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (m.getNumResults() == 0)
+      return false;
+    auto d = dyn_cast<AffineDimExpr>(m.getResults().back());
+    return d && d.getPosition() == colLoop;
+  });
+  if (!outerProductForm)
+    return {};
+
+  auto vectors = [&](int64_t cols) { return (cols + lanes - 1) / lanes; };
+  int64_t cols = bounds[colLoop];
+  int64_t rows = 1;
+  for (unsigned l : ArrayRef<unsigned>(outLoops).drop_back())
+    rows *= bounds[l];
+  if (rows * vectors(cols) <= budget)
+    return {};
+
+  // Rows come from the output's second innermost dimension; the ones outside
+  // it are tiled to 1.
+  std::optional<unsigned> rowLoop;
+  if (outLoops.size() >= 2)
+    rowLoop = outLoops[outLoops.size() - 2];
+  int64_t rowExtent = rowLoop ? bounds[*rowLoop] : 1;
+  auto divisors = [](int64_t n) {
+    SmallVector<int64_t> out;
+    for (int64_t d = 1; d <= n; ++d)
+      if (n % d == 0)
+        out.push_back(d);
+    return out;
+  };
+  int64_t bestR = 0, bestC = 0;
+  auto better = [&](int64_t r, int64_t c) {
+    if (bestR == 0)
+      return true;
+    if (r * c != bestR * bestC)
+      return r * c > bestR * bestC;
+    int64_t loads = r + vectors(c), bestLoads = bestR + vectors(bestC);
+    if (loads != bestLoads)
+      return loads < bestLoads;
+    return r > bestR;
+  };
+  for (int64_t r : divisors(rowExtent))
+    for (int64_t c : divisors(cols))
+      if (r * vectors(c) <= budget && better(r, c)) {
+        bestR = r;
+        bestC = c;
+      }
+  if (bestR == 0)
+    return {};
+  SmallVector<int64_t> sizes(bounds.size(), 0);
+  for (unsigned l : ArrayRef<unsigned>(outLoops).drop_back(rowLoop ? 2 : 1))
+    if (bounds[l] > 1)
+      sizes[l] = 1;
+  if (rowLoop && bestR < rowExtent)
+    sizes[*rowLoop] = bestR;
+  if (bestC < cols)
+    sizes[colLoop] = bestC;
+  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
+    return {};
+  return sizes;
 }
 
 } // namespace mlir::rl

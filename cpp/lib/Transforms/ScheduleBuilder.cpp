@@ -79,6 +79,14 @@ void buildActionTransforms(OpBuilder &b, Location loc,
   }
   case ActionKind::Vectorization: {
     Value vectorTarget = target;
+    if (!applied.registerTile.empty()) {
+      unsigned loops = llvm::count_if(applied.registerTile,
+                                      [](int64_t s) { return s; });
+      auto tile = tr::TileUsingForOp::create(
+          b, loc, SmallVector<Type>(loops, anyOp(ctx)), target,
+          ArrayRef<int64_t>(applied.registerTile));
+      vectorTarget = tile.getTiledLinalgOp();
+    }
     if (applied.decompose)
       vectorTarget =
           tr::DecomposeOp::create(b, loc, anyOp(ctx), target).getTransformed();

@@ -436,6 +436,8 @@ ApplyStatus Scheduler::apply(int64_t id, const Action &action,
   }
   step.decompose =
       action.kind == ActionKind::Vectorization && needsDecomposition(op);
+  if (action.kind == ActionKind::Vectorization)
+    step.registerTile = getRegisterTile(op, config.legality);
   std::string error;
   if (failed(transform(op, step, error))) {
     message = prefix + action.str() +

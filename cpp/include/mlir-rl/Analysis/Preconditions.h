@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace mlir::rl {
 
@@ -43,7 +44,19 @@ struct LegalityConfig {
   /// does not leaves dynamic extents, which neither later tiles nor
   /// vectorization can take (the op then ends in scalar loops).
   bool dividingTiles = true;
+  /// The vector register file of the target (count of registers, bits in
+  /// each; 0 = unknown, no register tiling). V keeps the accumulator of a
+  /// contraction within it (getRegisterTile): an 8x32 f32 tile holds 32 ymm
+  /// registers live across its reduction loop, twice what AVX2 has, and
+  /// spilled every FMA (3x slower than a 4x16 tile there); AVX-512's 32 zmm
+  /// of 16 floats hold it. The default is the host's
+  /// (`getHostVectorRegisters`), or MLIR_RL_VECTOR_REGISTERS=<count>x<bits>
+  /// (e.g. 16x256; 0x0 turns it off) for another target or a reproducible
+  /// test.
+  int64_t vectorRegisters = 0;
+  int64_t vectorRegisterBits = 0;
 
+  /// The default limits with the host's register file (read once).
   static const LegalityConfig &getDefault();
   /// Canonical description, with a version that changes with the meaning of
   /// any rule; and its hash.
@@ -60,6 +73,30 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
 
 /// Whether `V` on `op` decomposes a 2-D conv/pool to 1-D first.
 bool needsDecomposition(linalg::LinalgOp op);
+
+/// The host's vector register file as {count, bits}: from LLVM's host CPU
+/// features (avx512f: 32x512, avx: 16x256, sse2: 16x128, neon: 32x128), or
+/// MLIR_RL_VECTOR_REGISTERS=<count>x<bits>; {0, 0} when unknown.
+std::pair<int64_t, int64_t> getHostVectorRegisters();
+
+/// Registers that a vectorized contraction may keep for its accumulator:
+/// the register file less 4 (the vectors of the operands of one step); 0
+/// when the register file is unknown.
+int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
+
+/// For `V` on `op`: tile sizes (one per loop, 0 = not tiled) that V applies
+/// first so that the accumulator of a contraction fits the register budget,
+/// or an empty vector when it fits already or `op` is not such a
+/// contraction. A contraction here: static tensor op, one init, at least one
+/// reduction loop, not decomposed first (convs/pools), whose output's
+/// innermost dimension is also an input's innermost (vectors along it: the
+/// outer-product form, as in A x B; A x B^T is lowered as dot products).
+/// The accumulator takes (output elements / innermost extent) x
+/// ceil(innermost extent / lanes) registers; the tile keeps the most output
+/// elements within the budget, then the fewest operand vectors per
+/// reduction step (rows + vectors per row), then the most rows.
+SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
+                                     const LegalityConfig &config);
 
 } // namespace mlir::rl
 

@@ -49,6 +49,9 @@ struct AppliedAction {
   std::optional<unsigned> producerOperand;
   /// For vectorization: decompose a 2-D conv/pool into its 1-D form first.
   bool decompose = false;
+  /// For vectorization: tile sizes applied first so that a contraction's
+  /// accumulator fits the register file (getRegisterTile); empty: none.
+  SmallVector<int64_t> registerTile;
 };
 
 /// Emits the transform ops of `applied` at `b`'s insertion point, on the
