@@ -533,7 +533,8 @@ LegalityInfo getLegalityInfo() {
                        {"max_vector_rows", c.maxVectorRows},
                        {"max_strided_row_reads", c.maxStridedRowReads},
                        {"vector_registers", c.vectorRegisters},
-                       {"vector_register_bits", c.vectorRegisterBits}},
+                       {"vector_register_bits", c.vectorRegisterBits},
+                       {"cache_block_bytes", c.cacheBlockBytes}},
                       c.getHash(),
                       c.getDescription()};
 }
