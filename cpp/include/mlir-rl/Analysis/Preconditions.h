@@ -98,8 +98,9 @@ int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
 /// For `V` on `op`: tile sizes (one per loop, 0 = not tiled) that V applies
 /// first so that the accumulator of a contraction fits the register budget,
 /// or an empty vector when it fits already or `op` is not such a
-/// contraction. A contraction here: static tensor op, one init, at least one
-/// reduction loop, not decomposed first (convs/pools), whose output's
+/// contraction. A contraction here: a static tensor op that is matmul-like
+/// (linalg::isaContractionOpInterface: a multiply-accumulate; not a row
+/// reduction), one init, not decomposed first (convs/pools), whose output's
 /// innermost dimension is also an input's innermost (vectors along it: the
 /// outer-product form, as in A x B; A x B^T is lowered as dot products).
 /// The accumulator takes (output elements / innermost extent) x
