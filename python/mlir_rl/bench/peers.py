@@ -464,7 +464,9 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     models suite (imported models). ``search``: also the pass with
     compile-time tuning (``search=K``, measured at ``threads``; with
     ``tuning_db`` remembered there), as the contender ``mlir-rl-search``
-    with its tuning time."""
+    with its tuning time. The peers run in a spawned process, which imports
+    the calling script: a script must call this under
+    ``if __name__ == "__main__":``."""
     import torch
 
     from mlir_rl.bench.timing import alternating_rounds, time_compiled, wait_for_openmp_spin
