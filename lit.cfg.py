@@ -62,8 +62,6 @@ config.environment["PATH"] = os.pathsep.join(
     [bindir, os.path.dirname(opt_path), config.environment.get("PATH", "")])
 # The vector register file that V fits a contraction's accumulator into is
 # the host's by default; the tests pin one (AVX-512's, where the tiles they
-# check fit as written) so that their IR does not depend on the machine, and
-# no cache block for T (opt-in). test/register-tile.mlir and
-# test/cache-block.mlir set others.
+# check fit as written) so that their IR does not depend on the machine.
+# test/register-tile.mlir sets others.
 config.environment["MLIR_RL_VECTOR_REGISTERS"] = "32x512"
-config.environment["MLIR_RL_CACHE_BLOCK_BYTES"] = "0"

@@ -533,8 +533,7 @@ LegalityInfo getLegalityInfo() {
                        {"max_vector_rows", c.maxVectorRows},
                        {"max_strided_row_reads", c.maxStridedRowReads},
                        {"vector_registers", c.vectorRegisters},
-                       {"vector_register_bits", c.vectorRegisterBits},
-                       {"cache_block_bytes", c.cacheBlockBytes}},
+                       {"vector_register_bits", c.vectorRegisterBits}},
                       c.getHash(),
                       c.getDescription()};
 }

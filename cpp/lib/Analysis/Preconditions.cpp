@@ -12,7 +12,6 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cstdlib>
-#include <limits>
 #include <sstream>
 
 namespace mlir::rl {
@@ -22,7 +21,6 @@ const LegalityConfig &LegalityConfig::getDefault() {
     LegalityConfig c;
     std::tie(c.vectorRegisters, c.vectorRegisterBits) =
         getHostVectorRegisters();
-    c.cacheBlockBytes = getCacheBlockBytesFromEnvironment();
     return c;
   }();
   return config;
@@ -53,14 +51,6 @@ std::pair<int64_t, int64_t> getHostVectorRegisters() {
   return {0, 0};
 }
 
-int64_t getCacheBlockBytesFromEnvironment() {
-  const char *env = std::getenv("MLIR_RL_CACHE_BLOCK_BYTES");
-  int64_t n = 0;
-  if (!env || StringRef(env).getAsInteger(10, n) || n < 0)
-    return 0;
-  return n;
-}
-
 int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
   if (config.vectorRegisters <= 0 || config.vectorRegisterBits <= 0)
     return 0;
@@ -76,14 +66,12 @@ std::string LegalityConfig::getDescription() const {
   // v4: an op's last action slot takes only V or NT.
   // v5: V bounds the rows read through strided views (`strided`).
   // v6: V keeps a contraction's accumulator within the register file
-  // (`vregs`, count x bits; the host's by default); T may block a
-  // contraction's reduction loop for the cache first (`kblock`, bytes; off
-  // unless asked for).
+  // (`vregs`, count x bits; the host's by default).
   os << "mlir-rl-legality-v6;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";strided=" << maxStridedRowReads
      << ";divide=" << (dividingTiles ? 1 : 0) << ";vregs=" << vectorRegisters
-     << "x" << vectorRegisterBits << ";kblock=" << cacheBlockBytes;
+     << "x" << vectorRegisterBits;
   return os.str();
 }
 
@@ -278,89 +266,6 @@ SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
   if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
     return {};
   return sizes;
-}
-
-SmallVector<int64_t> getCacheBlock(linalg::LinalgOp op,
-                                   ArrayRef<int64_t> sizes,
-                                   const LegalityConfig &config) {
-  if (config.cacheBlockBytes <= 0 || !getOuterProductOutputLoops(op))
-    return {};
-  SmallVector<int64_t> bounds = getLoopBounds(op);
-  if (sizes.size() != bounds.size())
-    return {};
-  auto iterators = op.getIteratorTypesArray();
-  std::optional<unsigned> k;
-  bool tilesParallel = false;
-  for (unsigned l = 0; l < bounds.size(); ++l) {
-    if (iterators[l] == utils::IteratorType::reduction) {
-      if (k)
-        return {}; // one reduction loop only
-      k = l;
-    } else if (sizes[l] > 0 && sizes[l] < bounds[l]) {
-      tilesParallel = true;
-    }
-  }
-  if (!k || !tilesParallel || sizes[*k] <= 0 || sizes[*k] >= bounds[*k])
-    return {};
-  // Only where the sweep of the reduction loop reads an input by rows on
-  // more 4 KiB pages than a first-level TLB holds (64): B of 768x3072 (rows
-  // 12 KiB apart) or 768x768 (3 KiB), not a 576x64 one (256 B, 36 pages),
-  // where blocking measured slower. Rows are the loop's extent, their stride
-  // that of the tensor the op's operand is a slice of (row-major).
-  auto pagesSwept = [&](OpOperand *in) -> int64_t {
-    AffineMap m = op.getMatchingIndexingMap(in);
-    std::optional<unsigned> pos;
-    for (unsigned r = 0; r < m.getNumResults(); ++r)
-      if (auto d = dyn_cast<AffineDimExpr>(m.getResult(r));
-          d && d.getPosition() == *k)
-        pos = r;
-    if (!pos || *pos + 1 == m.getNumResults())
-      return 0; // not read along k, or k is its innermost: contiguous
-    Value source = in->get();
-    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>())
-      source = slice.getSource();
-    auto type = dyn_cast<ShapedType>(source.getType());
-    if (!type || !type.hasStaticShape() ||
-        type.getRank() != (int64_t)m.getNumResults() ||
-        !type.getElementType().isIntOrFloat())
-      return 0;
-    int64_t stride = (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-    for (int64_t d = *pos + 1; d < type.getRank(); ++d)
-      stride *= type.getDimSize(d);
-    int64_t rows = bounds[*k];
-    return stride >= 4096 ? rows : (rows * stride + 4095) / 4096;
-  };
-  if (llvm::none_of(op.getDpsInputOperands(),
-                    [&](OpOperand *in) { return pagesSwept(in) > 64; }))
-    return {};
-  // Bytes of the inputs' slices for a block of `block` along k (the other
-  // loops at their whole extent: what the tiled loops inside sweep).
-  auto footprint = [&](int64_t block) {
-    int64_t bytes = 0;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      auto type = dyn_cast<ShapedType>(in->get().getType());
-      if (!type || !type.getElementType().isIntOrFloat())
-        return std::numeric_limits<int64_t>::max();
-      int64_t elements = 1;
-      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults()) {
-        auto d = dyn_cast<AffineDimExpr>(e);
-        if (!d)
-          return std::numeric_limits<int64_t>::max();
-        elements *= d.getPosition() == *k ? block : bounds[d.getPosition()];
-      }
-      bytes += elements * ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-    }
-    return bytes;
-  };
-  int64_t best = 0;
-  for (int64_t block = sizes[*k] * 2; block < bounds[*k]; block += sizes[*k])
-    if (bounds[*k] % block == 0 && footprint(block) <= config.cacheBlockBytes)
-      best = block;
-  if (best == 0)
-    return {};
-  SmallVector<int64_t> out(bounds.size(), 0);
-  out[*k] = best;
-  return out;
 }
 
 } // namespace mlir::rl

@@ -52,17 +52,8 @@ void buildActionTransforms(OpBuilder &b, Location loc,
     unsigned loops = llvm::count_if(action.sizes, [](int64_t s) { return s; });
     if (loops == 0)
       return; // all sizes 0: nothing to tile
-    Value tileTarget = target;
-    if (!applied.cacheBlock.empty()) {
-      unsigned blocked = llvm::count_if(applied.cacheBlock,
-                                        [](int64_t s) { return s; });
-      tileTarget = tr::TileUsingForOp::create(
-                       b, loc, SmallVector<Type>(blocked, anyOp(ctx)), target,
-                       ArrayRef<int64_t>(applied.cacheBlock))
-                       .getTiledLinalgOp();
-    }
     auto tile = tr::TileUsingForOp::create(
-        b, loc, SmallVector<Type>(loops, anyOp(ctx)), tileTarget,
+        b, loc, SmallVector<Type>(loops, anyOp(ctx)), target,
         ArrayRef<int64_t>(action.sizes));
     buildTag(b, loc, tile.getTiledLinalgOp(), applied.opId);
     return;

@@ -438,8 +438,6 @@ ApplyStatus Scheduler::apply(int64_t id, const Action &action,
       action.kind == ActionKind::Vectorization && needsDecomposition(op);
   if (action.kind == ActionKind::Vectorization)
     step.registerTile = getRegisterTile(op, config.legality);
-  if (action.kind == ActionKind::Tiling)
-    step.cacheBlock = getCacheBlock(op, action.sizes, config.legality);
   std::string error;
   if (failed(transform(op, step, error))) {
     message = prefix + action.str() +

@@ -55,14 +55,6 @@ struct LegalityConfig {
   /// test.
   int64_t vectorRegisters = 0;
   int64_t vectorRegisterBits = 0;
-  /// Bytes of input slices that T keeps in cache when it tiles a
-  /// contraction's reduction loop (getCacheBlock; 0 = no blocking, the
-  /// default). Opt-in through MLIR_RL_CACHE_BLOCK_BYTES (16384: half a
-  /// 32 KiB L1): on an AVX2 host it made a BERT layer 1.19x faster and
-  /// ResNet-18 / VGG-11 (im2col matmuls) 0.83x / 0.88x (docs/results.md,
-  /// session 13), so it stays the user's choice until the policy picks
-  /// blocks itself.
-  int64_t cacheBlockBytes = 0;
 
   /// The default limits with the host's register file (read once).
   static const LegalityConfig &getDefault();
@@ -87,9 +79,6 @@ bool needsDecomposition(linalg::LinalgOp op);
 /// MLIR_RL_VECTOR_REGISTERS=<count>x<bits>; {0, 0} when unknown.
 std::pair<int64_t, int64_t> getHostVectorRegisters();
 
-/// MLIR_RL_CACHE_BLOCK_BYTES (0 when unset or not a count of bytes).
-int64_t getCacheBlockBytesFromEnvironment();
-
 /// Registers that a vectorized contraction may keep for its accumulator:
 /// the register file less 4 (the vectors of the operands of one step); 0
 /// when the register file is unknown.
@@ -110,19 +99,6 @@ int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
 SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
                                      const LegalityConfig &config);
 
-/// For `T(sizes)` on `op`: tile sizes (a block of the reduction loop, 0
-/// elsewhere) that T applies first, so that the loops it makes sweep input
-/// slices that stay in cache; empty when none. Only for a contraction in
-/// outer-product form with one reduction loop, which `sizes` tiles along
-/// with a parallel loop, and whose sweep of that loop reads an input by rows
-/// on more than 64 pages of 4 KiB: the block is the largest multiple (at least twice)
-/// of the reduction tile that divides the loop and whose input slices (the
-/// other loops at their whole extent) take at most `cacheBlockBytes`.
-/// (On an AVX2 host, 256x768 by 768x3072 after `TP(64,64,0)`: `T(8,32,8)`
-/// 14 ms blocked by 32 against 24 ms not; B's rows are 12 KiB apart.)
-SmallVector<int64_t> getCacheBlock(linalg::LinalgOp op,
-                                   ArrayRef<int64_t> sizes,
-                                   const LegalityConfig &config);
 
 } // namespace mlir::rl
 

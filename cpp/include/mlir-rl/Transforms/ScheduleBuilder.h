@@ -52,9 +52,6 @@ struct AppliedAction {
   /// For vectorization: tile sizes applied first so that a contraction's
   /// accumulator fits the register file (getRegisterTile); empty: none.
   SmallVector<int64_t> registerTile;
-  /// For tiling: tile sizes applied first, a cache block of the reduction
-  /// loop (getCacheBlock); empty: none.
-  SmallVector<int64_t> cacheBlock;
 };
 
 /// Emits the transform ops of `applied` at `b`'s insertion point, on the
