@@ -51,7 +51,10 @@ std::pair<int64_t, int64_t> getHostVectorRegisters() {
   return {0, 0};
 }
 
-int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
+/// Registers that a vectorized contraction may keep for its accumulator:
+/// the register file less 4 (the vectors of the operands of one step); 0
+/// when the register file is unknown.
+static int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
   if (config.vectorRegisters <= 0 || config.vectorRegisterBits <= 0)
     return 0;
   return std::max<int64_t>(1, config.vectorRegisters - 4);
@@ -156,31 +159,30 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
   return success();
 }
 
-/// The output's dimensions as loops when `op` is a contraction in
-/// outer-product form (see getRegisterTile); nothing otherwise.
-static std::optional<SmallVector<unsigned>>
-getOuterProductOutputLoops(linalg::LinalgOp op) {
+SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
+                                     const LegalityConfig &config) {
+  int64_t budget = getAccumulatorRegisterBudget(config);
   // A multiply-accumulate over loops that both inputs share (matmuls,
   // batch matmuls, im2col matmuls; not row reductions such as softmax's sums).
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() == 0 || needsDecomposition(op) ||
-      !linalg::isaContractionOpInterface(op))
-    return std::nullopt;
+  if (budget <= 0 || !op.hasPureTensorSemantics() ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      needsDecomposition(op) || !linalg::isaContractionOpInterface(op))
+    return {};
   SmallVector<int64_t> bounds = getLoopBounds(op);
   if (bounds.empty() || llvm::any_of(bounds, [](int64_t b) { return b <= 0; }))
-    return std::nullopt;
+    return {};
   OpOperand *init = op.getDpsInitOperand(0);
   auto outType = dyn_cast<ShapedType>(init->get().getType());
   if (!outType || !outType.hasStaticShape() || outType.getRank() == 0 ||
       !outType.getElementType().isIntOrFloat())
-    return std::nullopt;
+    return {};
   // The output's dimensions as loops (a projected permutation of parallel
   // loops, as for every contraction the vectorizer takes).
   SmallVector<unsigned> outLoops;
   for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
     auto d = dyn_cast<AffineDimExpr>(e);
     if (!d)
-      return std::nullopt;
+      return {};
     outLoops.push_back(d.getPosition());
   }
   unsigned colLoop = outLoops.back();
@@ -194,26 +196,9 @@ getOuterProductOutputLoops(linalg::LinalgOp op) {
         return d && d.getPosition() == colLoop;
       });
   if (!outerProductForm)
-    return std::nullopt;
-  return outLoops;
-}
-
-SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
-                                     const LegalityConfig &config) {
-  int64_t budget = getAccumulatorRegisterBudget(config);
-  if (budget <= 0)
     return {};
-  std::optional<SmallVector<unsigned>> maybeOutLoops =
-      getOuterProductOutputLoops(op);
-  if (!maybeOutLoops)
-    return {};
-  SmallVector<unsigned> outLoops = *maybeOutLoops;
-  SmallVector<int64_t> bounds = getLoopBounds(op);
-  int64_t width = cast<ShapedType>(op.getDpsInitOperand(0)->get().getType())
-                      .getElementType()
-                      .getIntOrFloatBitWidth();
+  int64_t width = outType.getElementType().getIntOrFloatBitWidth();
   int64_t lanes = std::max<int64_t>(1, config.vectorRegisterBits / width);
-  unsigned colLoop = outLoops.back();
 
   auto vectors = [&](int64_t cols) { return (cols + lanes - 1) / lanes; };
   int64_t cols = bounds[colLoop];

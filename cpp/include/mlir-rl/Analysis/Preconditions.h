@@ -79,11 +79,6 @@ bool needsDecomposition(linalg::LinalgOp op);
 /// MLIR_RL_VECTOR_REGISTERS=<count>x<bits>; {0, 0} when unknown.
 std::pair<int64_t, int64_t> getHostVectorRegisters();
 
-/// Registers that a vectorized contraction may keep for its accumulator:
-/// the register file less 4 (the vectors of the operands of one step); 0
-/// when the register file is unknown.
-int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
-
 /// For `V` on `op`: tile sizes (one per loop, 0 = not tiled) that V applies
 /// first so that the accumulator of a contraction fits the register budget,
 /// or an empty vector when it fits already or `op` is not such a
@@ -95,10 +90,11 @@ int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
 /// The accumulator takes (output elements / innermost extent) x
 /// ceil(innermost extent / lanes) registers; the tile keeps the most output
 /// elements within the budget, then the fewest operand vectors per
-/// reduction step (rows + vectors per row), then the most rows.
+/// reduction step (rows + vectors per row), then the most rows; the
+/// registers it may take are the file's less 4 (the operand vectors of one
+/// step).
 SmallVector<int64_t> getRegisterTile(linalg::LinalgOp op,
                                      const LegalityConfig &config);
-
 
 } // namespace mlir::rl
 
