@@ -20,6 +20,7 @@ def test_smoke_suite_report(tmp_path):
     out = peers.save(rep, tmp_path)
     machine = json.loads((out / "bench.json").read_text())["machine"]
     assert machine["threads"] == 2 and machine["vector_isa"]
+    assert "vregs=" in machine["legality"]  # the register file V tiled for
     md = (out / "bench.md").read_text()
     assert md.startswith("| kernel |") and "mlir-rl vs torch" in md
     assert (out / "bench.png").stat().st_size > 1000

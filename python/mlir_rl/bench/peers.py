@@ -26,6 +26,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+import mlir_rl
+
 from mlir_rl.data import kernels as K
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
@@ -564,6 +566,9 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         "machine": {"host": platform.node(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "threads": threads,
                     "processor": _cpu_model(), "vector_isa": _vector_isa(),
+                    # what the pass scheduled for (V's register file can be
+                    # overridden: MLIR_RL_VECTOR_REGISTERS), not the CPU
+                    "legality": mlir_rl.legality()["description"],
                     "python": platform.python_version(),
                     "torch": torch.__version__},
         "runs": runs, "warmup": warmup, "model": model or "(shipped)",
