@@ -23,19 +23,8 @@ import numpy as np
 
 from mlir_rl.bench.timing import time_compiled
 from mlir_rl.core import Module
+from mlir_rl.data import kernels
 from mlir_rl.passes import run_pass
-
-
-def plain_text(m: int, k: int, n: int) -> str:
-    return f"""
-func.func @f(%A: tensor<{m}x{k}xf32>, %B: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<{m}x{n}xf32>
-  %c = linalg.fill ins(%z : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
-  %r = linalg.matmul ins(%A, %B : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>)
-                     outs(%c : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
-  return %r : tensor<{m}x{n}xf32>
-}}"""
 
 
 def packed_text(m: int, k: int, n: int, nb: int) -> str:
@@ -80,7 +69,7 @@ def main() -> None:
     if args.no_huge_pages:
         from numpy._core.multiarray import _set_madvise_hugepage
         _set_madvise_hugepage(False)
-    plain, packed = plain_text(args.m, args.k, args.n), packed_text(args.m, args.k, args.n, args.nb)
+    plain, packed = kernels.matmul(args.m, args.n, args.k), packed_text(args.m, args.k, args.n, args.nb)
     variants = [("plain", plain, "")] + [("plain", plain, f"1: {s}") for s in args.plain]
     variants += [("packed", packed, "")] + [("packed", packed, f"1: {s}") for s in args.schedules]
     fns, rows = [], []
