@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Imported models prepared with two values of one mlir-rl-prepare pass
-option, scheduled by the shipped policy (or --model), timed in alternating
-rounds in one process, outputs compared (a developer's aid).
+option (or scheduled with two values of a linalg-rl-schedule option),
+scheduled by the shipped policy (or --model), timed in alternating rounds in
+one process, outputs compared (a developer's aid).
 
   .venv/bin/python scripts/compare_prepare_option.py \
       --models vgg11,mobilenet_v2 --option mlir-rl-fuse-elementwise:thin-matmul-rows=0,16
+  .venv/bin/python scripts/compare_prepare_option.py \
+      --models bert_layer --option linalg-rl-schedule:pack-constant-rhs=false,true
 
 Models are imported with torch-mlir on first use (cached in runs/models, as
 `mlir-rl bench --suite models` does).
@@ -33,15 +36,17 @@ def main() -> None:
     name, values = rest.split("=", 1)
     values = values.split(",")
     pipe = mlir_rl.prepare_pipeline()
-    assert pass_name in pipe, f"{pass_name} is not in {pipe}"
+    of_schedule = pass_name == "linalg-rl-schedule"
+    assert of_schedule or pass_name in pipe, f"{pass_name} is not in {pipe}"
     for model in args.models.split(","):
         text = model_file(model).read_text()
         irs = {}
         for v in values:
-            p = pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)
+            p = pipe if of_schedule else pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)
             prepared = subprocess.run([str(opt_path()), "-p", p], input=text,
                                       capture_output=True, text=True, check=True).stdout
-            irs[v] = run_pass(prepared, model=args.model, name=model).ir
+            extra = [f"{name}={v}"] if of_schedule else []
+            irs[v] = run_pass(prepared, model=args.model, name=model, extra=extra).ir
         timed = time_alternating([Module.parse(irs[v], model) for v in values],
                                  rounds=args.rounds, runs=args.runs, threads=args.threads)
         ok, err = mlir_rl.outputs_match(timed[1].outputs, timed[0].outputs)

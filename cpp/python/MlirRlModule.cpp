@@ -113,6 +113,8 @@ nb::dict runInfoDict(const PolicyRunInfo &info) {
   d["applications"] = info.applications;
   d["apply_seconds"] = info.applySeconds;
   d["warnings"] = info.warnings;
+  d["packed"] = info.packed;
+  d["not_packed"] = info.notPacked;
   return d;
 }
 
@@ -719,14 +721,14 @@ NB_MODULE(_core, m) {
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
-              bool rewriteWindows, bool padToTiles) {
+              bool rewriteWindows, bool padToTiles, bool packRhs) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                             error, observer, rewriteWindows,
-                                            padToTiles);
+                                            padToTiles, packRhs);
              if (pending)
                throw *pending;
              if (!ok)
@@ -735,11 +737,13 @@ NB_MODULE(_core, m) {
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
-           "pad_to_tiles"_a = true,
+           "pad_to_tiles"_a = true, "pack_rhs"_a = true,
            "on_step(op_id, step, schedule_so_far), if given, is called before "
            "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
            "the pass's front end (before the first action; op ids "
-           "renumbered).")
+           "renumbered). pack_rhs: as the pass's option (matmuls scheduled "
+           "again with B packed into panels, by the decisions on their plain "
+           "form).")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
               nb::object onStep, bool rewriteWindows, bool padToTiles) {

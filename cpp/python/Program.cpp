@@ -5,6 +5,7 @@
 #include "mlir-rl/ActionSpace/ScheduleText.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
 #include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
@@ -368,7 +369,8 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
                                  const StepObserver &onStep,
-                                 bool rewriteWindows, bool padToTiles) {
+                                 bool rewriteWindows, bool padToTiles,
+                                 bool packRhs) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
@@ -378,10 +380,27 @@ bool Program::scheduleWithPolicy(const std::string &model,
                  PolicyLogits &logits, std::string &err) {
     return policy->run(obs, mask, logits, err);
   };
+  // As the pass: decided on the plain matmuls, applied to packed ones.
+  OwningOpRef<ModuleOp> unscheduled;
+  if (packRhs && !impl->scheduler->hasApplied() &&
+      !getPackCandidates(*impl->module, kDefaultMinRowsToCopy).empty())
+    unscheduled = cast<ModuleOp>(impl->module->clone());
   int64_t hits = policy->getNumMemoHits();
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   info.memoHits = policy->getNumMemoHits() - hits;
+  if (ok && unscheduled) {
+    std::unique_ptr<Scheduler> packed =
+        schedulePacked(*impl->scheduler, *unscheduled, run,
+                       kDefaultMinRowsToCopy, VerifyScope::Touched,
+                       info.packed, info.notPacked);
+    if (packed) {
+      impl->scheduler = std::move(packed);
+      impl->module = std::move(unscheduled);
+      // The copies of B are ops too.
+      info.ops = impl->scheduler->getTraversalOrder().size();
+    }
+  }
   return ok;
 }
 

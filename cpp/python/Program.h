@@ -84,6 +84,10 @@ struct PolicyRunInfo {
   int64_t applications = 0;
   double applySeconds = 0;
   std::vector<std::string> warnings;
+  /// Matmuls whose right-hand side was packed into panels, and why none
+  /// was when there were candidates (schedulePacked).
+  int64_t packed = 0;
+  std::string notPacked;
 };
 
 /// A policy given by the caller (e.g. a PyTorch actor): observation and flat
@@ -143,7 +147,8 @@ public:
                           bool sample, uint64_t seed, PolicyRunInfo &info,
                           std::string &error,
                           const StepObserver &onStep = nullptr,
-                          bool rewriteWindows = true, bool padToTiles = true);
+                          bool rewriteWindows = true, bool padToTiles = true,
+                          bool packRhs = true);
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,

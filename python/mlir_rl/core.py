@@ -370,7 +370,8 @@ class Module:
                              sample: bool = False, seed: int = 0,
                              on_step: Optional[StepCallback] = None,
                              rewrite_windows: bool = True,
-                             pad_to_tiles: bool = True) -> dict:
+                             pad_to_tiles: bool = True,
+                             pack_rhs: bool = True) -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
 
         The pass's front end, before the first action: ``rewrite_windows``
@@ -378,17 +379,22 @@ class Module:
         poolings and NCHW depthwise convolutions elementwise ops over
         strided views; ``pad_to_tiles`` (``pad-to-tiles``): odd extents of
         contractions and reductions are padded to full tiles. Op ids are
-        then those of the rewritten module.
+        then those of the rewritten module. ``pack_rhs`` (``pack-rhs``):
+        after the policy has decided every op, the module is scheduled
+        again with the B of its matmuls stored as panels (mlir-rl-pack-rhs:
+        constants at compile time, others by a copy where the matmul has
+        at least 128 rows), each op by its decision on the plain form.
 
         Returns the cost: ops, inferences and their seconds, applications of
-        the transform interpreter and their seconds, warnings.
+        the transform interpreter and their seconds, warnings; ``packed``:
+        the matmuls packed, ``not_packed``: why none was, if there were any.
         ``on_step(op_id, step, schedule_so_far)`` is called before each step
         is applied.
         """
         try:
             return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
                                                       on_step, rewrite_windows,
-                                                      pad_to_tiles)
+                                                      pad_to_tiles, pack_rhs)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

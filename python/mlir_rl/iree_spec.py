@@ -20,7 +20,7 @@ gives it:
   pipeline): only for ops the policy vectorized (``V``).
 
 The schedule comes from the pass on the program as IREE sees it
-(``rewrite-windows=false pad-to-tiles=false``: IREE does its own dispatch
+(``rewrite-windows=false pad-to-tiles=false pack-rhs=false``: IREE does its own dispatch
 formation). Left to IREE, with the reason in the report: ops the policy did
 not vectorize or interchanged, elementwise ops (IREE collapses their
 loops, so the loop order differs), convolutions (IREE 3.13 drops a spec's
@@ -200,8 +200,11 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
     from mlir_rl.core import Module, parse_schedule
     from mlir_rl.passes import run_pass
 
+    # IREE compiles the ops as given: the policy's decisions on them, not
+    # on rewritten (windows, padding) or packed ones.
     result = run_pass(text, model=model, name=name,
-                      extra=["rewrite-windows=false", "pad-to-tiles=false", *extra])
+                      extra=["rewrite-windows=false", "pad-to-tiles=false", "pack-rhs=false",
+                             *extra])
     infos = {o.id: o for o in Module.parse(text, name).ops()}
     entries, matchers, seen = [], [], {}
     for op_id, actions in parse_schedule(result.schedule):

@@ -25,6 +25,8 @@ def _programs() -> dict[str, str]:
     picked = {k: progs[k] for k in sorted(progs) if k.startswith(("sequence", "lqcd"))}
     picked["matmul_bias_relu"] = kernels.matmul_bias_relu(64, 128, 96)
     picked["resnet18_layers"] = kernels.resnet18_layers()
+    # Its matmul is packed (mlir-rl-pack-constant-rhs in the script's prelude).
+    picked["linear"] = kernels.linear(64, 128, 256)
     return picked
 
 

@@ -54,7 +54,7 @@ std::pair<int64_t, int64_t> getHostVectorRegisters() {
 /// Registers that a vectorized contraction may keep for its accumulator:
 /// the register file less 4 (the vectors of the operands of one step); 0
 /// when the register file is unknown.
-static int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
+int64_t getAccumulatorRegisterBudget(const LegalityConfig &config) {
   if (config.vectorRegisters <= 0 || config.vectorRegisterBits <= 0)
     return 0;
   return std::max<int64_t>(1, config.vectorRegisters - 4);

@@ -14,6 +14,7 @@
 #include "mlir-rl/Analysis/OpAnalysis.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
 #include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 #include "mlir-rl/Tuning/ModuleCheck.h"
@@ -25,6 +26,9 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <map>
 
 #define DEBUG_TYPE "linalg-rl-schedule"
 
@@ -163,9 +167,19 @@ struct LinalgRlSchedulePass
 
     if (schedule.empty()) {
       OwningOpRef<ModuleOp> revertTo;
+      // The policy decides on plain matmuls; the module is then scheduled
+      // again with their B packed (Packing.h), from the module as it is now.
+      OwningOpRef<ModuleOp> unscheduled;
+      if (usePolicy && packRhs && search == 0 && tuningDb.empty() &&
+          !getPackCandidates(module, getMinRowsToCopy()).empty())
+        unscheduled = cast<ModuleOp>(module->clone());
       if (usePolicy &&
           failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
+      if (unscheduled && !revertTo &&
+          succeeded(schedulePacked(module, scheduler, *unscheduled,
+                                   verifyScope, report)))
+        return success();
       if (revertTo) {
         // The module check chose the greedy schedule: schedule the module
         // as it was before tuning again, greedily.
@@ -203,6 +217,41 @@ struct LinalgRlSchedulePass
     if (status == ApplyStatus::Failed)
       module.emitWarning() << "linalg-rl-schedule: " << message;
     return finish(module, scheduler);
+  }
+
+  int64_t getMinRowsToCopy() const {
+    return packConstantsOnly ? 0 : kDefaultMinRowsToCopy;
+  }
+
+  /// Schedules `unscheduled` (the module before `plain` scheduled it)
+  /// with the right-hand sides of its matmuls packed (schedulePacked) and, on
+  /// success, moves it into `module` and finishes. Fails, leaving `module`
+  /// as `plain` scheduled it, when that does not apply.
+  LogicalResult schedulePacked(ModuleOp module, Scheduler &plain,
+                               ModuleOp unscheduled, VerifyScope verifyScope,
+                               bool report) {
+    int64_t packed = 0;
+    std::string why;
+    auto runPolicy = makePolicyFn();
+    std::unique_ptr<Scheduler> scheduler = mlir::rl::schedulePacked(
+        plain, unscheduled, runPolicy, getMinRowsToCopy(), verifyScope,
+        packed, why);
+    if (!scheduler) {
+      if (report)
+        emitRemark(module.getLoc())
+            << "linalg-rl-schedule: right-hand sides of matmuls not packed: "
+            << why;
+      return failure();
+    }
+    if (report)
+      emitRemark(module.getLoc())
+          << "linalg-rl-schedule: the right-hand sides of " << packed
+          << " matmuls packed into panels";
+    if (failed(finish(unscheduled, *scheduler)))
+      return failure();
+    plain.removeTags();
+    module.getBodyRegion().takeBody(unscheduled.getBodyRegion());
+    return success();
   }
 
   /// The loaded policy as a callable (PolicyFn refers to it: keep it alive).

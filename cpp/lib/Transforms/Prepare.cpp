@@ -8,6 +8,7 @@
 // consumer); `mlir-rl-prepare` runs them with canonicalization and CSE.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,35 +62,6 @@ struct GeneralizeElementwiseNamedOp
   }
 };
 
-/// The elements of a row-major tensor of `shape` (elements of `bytes` bytes
-/// each), transposed: result dim i is input dim perm[i].
-std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
-                                 ArrayRef<int64_t> perm, size_t bytes) {
-  int64_t rank = shape.size();
-  SmallVector<int64_t> inStrides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    inStrides[d] = inStrides[d + 1] * shape[d + 1];
-  SmallVector<int64_t> outShape, strides;
-  for (int64_t d = 0; d < rank; ++d) {
-    outShape.push_back(shape[perm[d]]);
-    strides.push_back(inStrides[perm[d]]);
-  }
-  std::vector<char> out(in.size());
-  SmallVector<int64_t> idx(rank, 0);
-  int64_t offset = 0;
-  for (size_t o = 0, e = in.size() / bytes; o < e; ++o) {
-    std::memcpy(out.data() + o * bytes, in.data() + offset * bytes, bytes);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      offset += strides[d];
-      if (++idx[d] < outShape[d])
-        break;
-      offset -= strides[d] * outShape[d];
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
-
 /// A transpose of a constant (a weight: torch-mlir transposes every
 /// nn.Linear weight at run time) becomes the transposed constant, for dense
 /// and for resource (`dense_resource<...>`) constants up to 256 MiB.
@@ -107,40 +79,11 @@ struct FoldTransposeOfConstant
     if (!inType || !outType || !inType.hasStaticShape() ||
         !inType.getElementType().isIntOrFloat())
       return failure();
-    unsigned bits = inType.getElementTypeBitWidth();
-    if (bits % 8 != 0)
+    TypedAttr folded =
+        rl::transposeConstant(cst.getValue(), inType.getShape(),
+                              op.getPermutation(), outType, "_transposed");
+    if (!folded)
       return failure();
-    size_t bytes = bits / 8;
-    size_t total = (size_t)inType.getNumElements() * bytes;
-    if (total > (size_t(256) << 20))
-      return failure();
-    Attribute value = cst.getValue();
-    TypedAttr folded;
-    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-      if (dense.isSplat()) {
-        folded = dense.resizeSplat(outType);
-      } else {
-        ArrayRef<char> raw = dense.getRawData();
-        if (raw.size() != total)
-          return failure();
-        std::vector<char> out =
-            transposeBytes(raw, inType.getShape(), op.getPermutation(), bytes);
-        folded = DenseElementsAttr::getFromRawBuffer(outType, out);
-      }
-    } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      DenseResourceElementsHandle handle = resource.getRawHandle();
-      AsmResourceBlob *blob = handle.getBlob();
-      if (!blob || blob->getData().size() != total)
-        return failure();
-      std::vector<char> out = transposeBytes(
-          blob->getData(), inType.getShape(), op.getPermutation(), bytes);
-      folded = DenseResourceElementsAttr::get(
-          outType, (handle.getKey() + "_transposed").str(),
-          HeapAsmResourceBlob::allocateAndCopyWithAlign(
-              out, blob->getDataAlignment(), /*dataIsMutable=*/false));
-    } else {
-      return failure();
-    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, outType, folded);
     return success();
   }

@@ -148,6 +148,41 @@ def matmul_bias_relu(m: int, n: int, k: int) -> str:
             f"  return %r : {c}\n}}\n")
 
 
+def _dense_f32(values) -> str:
+    """A dense f32 attribute of ``values`` (a numpy array) in hex form."""
+    import numpy as np
+
+    return 'dense<"0x' + np.ascontiguousarray(values, dtype="<f4").tobytes().hex().upper() + '">'
+
+
+def linear(m: int, k: int, n: int, seed: int = 0) -> str:
+    """A linear layer with its weights in the program: x[m, k] x W[k, n]
+    + bias[n], W and the bias constants (seeded values), as torch-mlir
+    imports nn.Linear once the weight's transpose is folded."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    x, wt, c, bt = _t([m, k]), _t([k, n]), _t([m, n]), _t([n])
+    idm = _identity_map(2)
+    row = "affine_map<(d0, d1) -> (d1)>"
+    return (f"func.func @main(%X: {x}) -> {c} {{\n"
+            f"  %W = arith.constant {_dense_f32(w)} : {wt}\n"
+            f"  %bias = arith.constant {_dense_f32(bias)} : {bt}\n"
+            + _filled("C", [m, n]) +
+            f"  %mm = linalg.matmul ins(%X, %W : {x}, {wt}) outs(%C : {c}) -> {c}\n"
+            f"  %e1 = tensor.empty() : {c}\n"
+            f"  %r = linalg.generic {{indexing_maps = [{idm}, {row}, {idm}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%mm, %bias : {c}, {bt}) "
+            f"outs(%e1 : {c}) {{\n"
+            f"  ^bb0(%a: f32, %b: f32, %o: f32):\n"
+            f"    %s = arith.addf %a, %b : f32\n"
+            f"    linalg.yield %s : f32\n"
+            f"  }} -> {c}\n"
+            f"  return %r : {c}\n}}\n")
+
+
 # ResNet-18's convolutions (NCHW, batch 1): (in channels, out channels,
 # output size, kernel, stride), one per conv layer, in order.
 RESNET18_CONVS = (

@@ -79,6 +79,11 @@ bool needsDecomposition(linalg::LinalgOp op);
 /// MLIR_RL_VECTOR_REGISTERS=<count>x<bits>; {0, 0} when unknown.
 std::pair<int64_t, int64_t> getHostVectorRegisters();
 
+/// Vector registers a contraction's accumulator may hold: the file's less
+/// 4 (the operand vectors of one reduction step); 0 when the file is
+/// unknown.
+int64_t getAccumulatorRegisterBudget(const LegalityConfig &config);
+
 /// For `V` on `op`: tile sizes (one per loop, 0 = not tiled) that V applies
 /// first so that the accumulator of a contraction fits the register budget,
 /// or an empty vector when it fits already or `op` is not such a

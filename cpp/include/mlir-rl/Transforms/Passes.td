@@ -95,6 +95,13 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "With the policy (no explicit schedule): pad the odd extents of "
            "contractions and reductions to full tiles (mlir-rl-pad-to-tiles; "
            "only where the module has such ops)">,
+    Option<"packRhs", "pack-rhs", "bool", /*default=*/"true",
+           "With the policy, store the right-hand side of matmuls as panels "
+           "(mlir-rl-pack-rhs) and apply each one's schedule, decided on its "
+           "plain form, to the packed form">,
+    Option<"packConstantsOnly", "pack-constants-only", "bool",
+           /*default=*/"false",
+           "With pack-rhs, pack constant right-hand sides only (no copies)">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
@@ -383,6 +390,39 @@ def PadToTiles : Pass<"mlir-rl-pad-to-tiles"> {
     (a broadcast bias), else padded. The padded op takes the original's
     place, so op ids do not change.
   }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def PackRhs : Pass<"mlir-rl-pack-rhs"> {
+  let summary = "Store the right-hand side of matmuls as panels";
+  let description = [{
+    A matmul C[M,N] += A[M,K] * B[K,N] in plain form (a linalg.matmul or a
+    generic with the same maps and a multiply-accumulate body) with static
+    shapes, whose N the panel width NB divides, becomes a generic over
+    (m, j, i, k) that reads B as panels Bp[N/NB, K, NB]
+    (Bp[j, k, i] = B[k, j*NB + i]) and writes C through an expand_shape to
+    [M, N/NB, NB] (C's layout is unchanged; a collapse_shape gives the
+    [M, N] result). A register tile of the packed op then reads its panel
+    contiguously over all of K instead of one row of N per reduction step.
+    A constant B (a linear layer's weight) is packed at compile time (a new
+    constant); another (an im2col matrix) by a copy, a generic before the
+    matmul, when the matmul has at least 128 rows (each element copied is
+    then read at least 128 times). NB is two vector registers of the
+    target (`panel-width=0`: the host's, 16 f32 on AVX2). The packed op
+    takes the matmul's place; a copy is a new op.
+
+    `linalg-rl-schedule` with the policy runs this pass itself (option
+    `pack-rhs`) after deciding each matmul's schedule on its plain form,
+    and applies the decision to the packed op.
+  }];
+  let options = [
+    Option<"panelWidth", "panel-width", "int64_t", /*default=*/"0",
+           "Columns per panel (0: two vector registers of the host)">,
+    Option<"constantsOnly", "constants-only", "bool", /*default=*/"false",
+           "Pack constant right-hand sides only (no copies)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];

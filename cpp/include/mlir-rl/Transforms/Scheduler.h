@@ -162,6 +162,7 @@ public:
   /// Passes run on the module before initialize() (rewrite-windows), which
   /// the transform script replays first.
   void setPrelude(std::vector<PassStep> steps) { prelude = std::move(steps); }
+  const std::vector<PassStep> &getPrelude() const { return prelude; }
   /// Whether any action has been applied.
   bool hasApplied() const { return !applied.empty(); }
   /// Removes the op-id tags (the pass does this at the end).

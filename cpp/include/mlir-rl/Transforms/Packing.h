@@ -1,0 +1,132 @@
+//===- Packing.h - Right-hand sides of matmuls packed into panels -*- C++ -*-===//
+//
+// A matmul C[M,N] += A[M,K] * B[K,N] reads B one row of N per step of its
+// reduction: a register tile of 16 columns touches a new cache line, and for
+// N of a few thousand a new page, at every k. B stored as panels
+// Bp[N/NB, K, NB] (NB = two vector registers of the target) lets a register
+// tile stream its panel contiguously over all of K. A constant B (the
+// weight of a linear layer) is packed at compile time; another (an im2col
+// matrix) by a copy at run time, where the matmul reads each element often
+// enough to pay for it. The matmul becomes a
+// generic over (m, j, i, k) with A(m, k), Bp(j, k, i) and C viewed as
+// [M, N/NB, NB] (an expand_shape: C's layout does not change). On AVX2 a
+// 512x4608x896 matmul ran 2.4-3.4x faster packed, BERT's 256x768x3072 FFN
+// 2.9x (docs/results.md, session 14).
+//
+// The policy was trained on plain matmuls and schedules the packed form
+// badly, so linalg-rl-schedule decides on the plain op and applies the
+// decision to the packed one (translatePackedSchedule): the tile size of
+// n becomes one of panels j (the panel's NB columns stay whole), and the
+// reduction is tiled inside a register tile, so that the accumulator stays
+// in registers over all of K.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLIR_RL_TRANSFORMS_PACKING_H
+#define MLIR_RL_TRANSFORMS_PACKING_H
+
+#include "mlir-rl/Analysis/Preconditions.h"
+#include "mlir-rl/Support/Action.h"
+#include "mlir-rl/Transforms/Scheduler.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace mlir::rl {
+
+/// The elements of a row-major tensor of `shape` (elements of `bytes` bytes
+/// each), transposed: result dim i is input dim perm[i].
+std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> perm, size_t bytes);
+
+/// The value of a constant (`value`: dense or dense_resource elements of
+/// `shape`'s size) with its elements transposed as transposeBytes does,
+/// as an attribute of `outType` (a resource gets the key of the input with
+/// `keySuffix`); null when the value is neither, holds elements that are
+/// not whole bytes, or is over 256 MiB.
+TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> perm, RankedTensorType outType,
+                            StringRef keySuffix);
+
+/// Columns in a panel for elements of `elementType`: two vector registers
+/// of `legality`'s register file (16 f32 on AVX2, 32 on AVX-512); 0 when
+/// the register file is unknown.
+int64_t getPanelWidth(Type elementType, const LegalityConfig &legality);
+
+/// A right-hand side that is not a constant is packed by a copy at run
+/// time when the matmul has at least this many rows (each element of the
+/// panels is then read that many times).
+inline constexpr int64_t kDefaultMinRowsToCopy = 128;
+
+/// The extents (M, N, K) of `op` when mlir-rl-pack-rhs packs it: a matmul
+/// in plain form (loops m, n, k; A(m, k), B(k, n), C(m, n)) with static
+/// shapes, tensor semantics, one init, integer or float elements of whole
+/// bytes and N a multiple of `panelWidth` (> 0), whose B is an
+/// arith.constant (dense or dense_resource), or which has at least
+/// `minRowsToCopy` (> 0) rows. Else nothing.
+std::optional<std::array<int64_t, 3>>
+getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy);
+
+/// Rewrites `op` (getRhsPacking holds) into the packed generic, which takes
+/// its place (its attributes kept), and returns it. A constant B is packed
+/// at compile time (a new constant), another by a copy, a generic before
+/// the packed op.
+FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, int64_t panelWidth,
+                                     int64_t minRowsToCopy);
+
+/// The packed op's schedule for `plain` (decided on the plain op of extents
+/// `mnk`): tile sizes (m, n, k) become (m, j, i, k), n = s as j = s/NB
+/// (i whole) when NB divides s, as j = 1, i = s when s divides NB; the
+/// tiling before V keeps its sizes of m and j, and a register tile
+/// T(r, 1, 0, kr) follows it (r rows of two vectors within
+/// `legality`'s accumulator budget, kr the plain schedule's k tile, else 8),
+/// so that the accumulator stays in registers over the reduction (none
+/// when an earlier tiling split the panel). Nothing when a step has no
+/// packed equivalent (TF, interchange, a size of n that neither divides
+/// nor is divided by NB, too long a schedule).
+std::optional<std::vector<Action>>
+translatePackedSchedule(const std::vector<Action> &plain,
+                        std::array<int64_t, 3> mnk, int64_t panelWidth,
+                        int64_t elementBits, const LegalityConfig &legality,
+                        int historyLength);
+
+/// A matmul that mlir-rl-pack-rhs packs.
+struct PackCandidate {
+  std::array<int64_t, 3> mnk;
+  int64_t panelWidth;
+  int64_t elementBits;
+};
+/// The matmuls mlir-rl-pack-rhs packs (with the default legality config's
+/// panel width), by op id (pre-order, as the Scheduler numbers them).
+std::map<int64_t, PackCandidate> getPackCandidates(ModuleOp module,
+                                                   int64_t minRowsToCopy);
+
+/// The pass step that packs (the replay script's prelude): the default
+/// threshold, or constants only (`minRowsToCopy` 0).
+PassStep getPackRhsStep(int64_t minRowsToCopy);
+
+/// After `plain` has scheduled a module with the policy, schedules
+/// `unscheduled` (that module as `plain` took it) again with the right-hand
+/// sides of its matmuls packed: each op by `plain`'s decision, translated
+/// for the packed matmuls; the copies of non-constant right-hand sides by
+/// `policy`. On success `unscheduled` holds the scheduled packed IR and the
+/// returned scheduler (on it; its prelude: `plain`'s and the packing step)
+/// records the schedule; `packed` counts the packed matmuls. Null when
+/// nothing is packed, or a decision has no packed equivalent or does not
+/// apply (`why` says which; `unscheduled` is then left unspecified).
+std::unique_ptr<Scheduler>
+schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+               int64_t minRowsToCopy, VerifyScope verifyScope,
+               int64_t &packed, std::string &why);
+
+} // namespace mlir::rl
+
+#endif // MLIR_RL_TRANSFORMS_PACKING_H

@@ -1,0 +1,463 @@
+//===- PackOperands.cpp - Right-hand sides of matmuls packed into panels --===//
+#include "mlir-rl/Transforms/Packing.h"
+#include "mlir-rl/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+
+#include <random>
+
+#include <cstring>
+
+namespace mlir::rl {
+#define GEN_PASS_DEF_PACKRHS
+#include "mlir-rl/Transforms/Passes.h.inc"
+} // namespace mlir::rl
+
+using namespace mlir;
+
+namespace mlir::rl {
+
+std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> perm, size_t bytes) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> outShape, strides;
+  for (int64_t d = 0; d < rank; ++d) {
+    outShape.push_back(shape[perm[d]]);
+    strides.push_back(inStrides[perm[d]]);
+  }
+  std::vector<char> out(in.size());
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t offset = 0;
+  for (size_t o = 0, e = in.size() / bytes; o < e; ++o) {
+    std::memcpy(out.data() + o * bytes, in.data() + offset * bytes, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++idx[d] < outShape[d])
+        break;
+      offset -= strides[d] * outShape[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> perm, RankedTensorType outType,
+                            StringRef keySuffix) {
+  Type elt = outType.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  size_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  size_t total = (size_t)outType.getNumElements() * bytes;
+  if (total > (size_t(256) << 20))
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return dense.resizeSplat(outType);
+    ArrayRef<char> raw = dense.getRawData();
+    if (raw.size() != total)
+      return {};
+    std::vector<char> out = transposeBytes(raw, shape, perm, bytes);
+    return DenseElementsAttr::getFromRawBuffer(outType, out);
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    AsmResourceBlob *blob = handle.getBlob();
+    if (!blob || blob->getData().size() != total)
+      return {};
+    std::vector<char> out =
+        transposeBytes(blob->getData(), shape, perm, bytes);
+    return DenseResourceElementsAttr::get(
+        outType, (handle.getKey() + keySuffix).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            out, blob->getDataAlignment(), /*dataIsMutable=*/false));
+  }
+  return {};
+}
+
+int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
+  if (!elementType.isIntOrFloat() || legality.vectorRegisterBits <= 0)
+    return 0;
+  int64_t bits = elementType.getIntOrFloatBitWidth();
+  if (bits <= 0 || legality.vectorRegisterBits % bits != 0)
+    return 0;
+  return 2 * (legality.vectorRegisterBits / bits);
+}
+
+std::optional<std::array<int64_t, 3>>
+getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy) {
+  if (panelWidth <= 0 || !op.hasPureTensorSemantics() ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || op.getNumLoops() != 3 ||
+      op.getNumParallelLoops() != 2 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> plain = {AffineMap::get(3, 0, {m, k}, ctx),
+                                  AffineMap::get(3, 0, {k, n}, ctx),
+                                  AffineMap::get(3, 0, {m, n}, ctx)};
+  if (op.getIndexingMapsArray() != ArrayRef<AffineMap>(plain))
+    return std::nullopt;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
+      return std::nullopt;
+  }
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  if (bounds.size() != 3 || bounds[1] % panelWidth != 0 || bounds[0] < 1 ||
+      bounds[2] < 1)
+    return std::nullopt;
+  Value rhs = op.getDpsInputs()[1];
+  Type elt = cast<RankedTensorType>(rhs.getType()).getElementType();
+  if (elt.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  auto cst = rhs.getDefiningOp<arith::ConstantOp>();
+  bool constant =
+      cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue());
+  if (!constant && (minRowsToCopy <= 0 || bounds[0] < minRowsToCopy))
+    return std::nullopt;
+  return std::array<int64_t, 3>{bounds[0], bounds[1], bounds[2]};
+}
+
+FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, int64_t panelWidth,
+                                     int64_t minRowsToCopy) {
+  std::optional<std::array<int64_t, 3>> mnk =
+      getRhsPacking(op, panelWidth, minRowsToCopy);
+  if (!mnk)
+    return failure();
+  auto [M, N, K] = *mnk;
+  int64_t NB = panelWidth, J = N / NB;
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  Value init = op.getDpsInits()[0];
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  auto packedType =
+      RankedTensorType::get({J, K, NB}, rhsType.getElementType());
+  auto par = utils::IteratorType::parallel;
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  rewriter.setInsertionPoint(op);
+
+  // Bp[j, k, i] = B[k, j * NB + i]: B as [K, J, NB], dims (1, 0, 2).
+  Value panels;
+  auto cst = rhs.getDefiningOp<arith::ConstantOp>();
+  if (cst) {
+    TypedAttr packed = transposeConstant(cst.getValue(), {K, J, NB},
+                                         {1, 0, 2}, packedType, "_panels");
+    if (!packed)
+      return failure();
+    panels = arith::ConstantOp::create(rewriter, loc, packedType, packed);
+  } else {
+    // A copy at run time (a linalg op of its own, scheduled as others).
+    Value split = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({K, J, NB}, rhsType.getElementType()), rhs,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    Value empty = tensor::EmptyOp::create(rewriter, loc, packedType.getShape(),
+                                          packedType.getElementType());
+    panels =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{packedType}, ValueRange{split},
+            ValueRange{empty},
+            ArrayRef<AffineMap>{AffineMap::get(3, 0, {d1, d0, d2}, ctx),
+                                AffineMap::getMultiDimIdentityMap(3, ctx)},
+            SmallVector<utils::IteratorType>(3, par),
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l, args[0]);
+            })
+            .getResult(0);
+  }
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+  auto outType =
+      RankedTensorType::get({M, J, NB}, initType.getElementType());
+  Value out =
+      tensor::ExpandShapeOp::create(rewriter, loc, outType, init, split);
+
+  // Loops (m, j, i, k): A(m, k), Bp(j, k, i), C(m, j, i).
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d0, d3}, ctx),
+                                 AffineMap::get(4, 0, {d1, d3, d2}, ctx),
+                                 AffineMap::get(4, 0, {d0, d1, d2}, ctx)};
+  SmallVector<utils::IteratorType> iterators = {par, par, par,
+                                                utils::IteratorType::reduction};
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{outType}, ValueRange{lhs, panels},
+      ValueRange{out}, maps, iterators);
+  // The body: the op's own (a generic's region, or a named op's implicit
+  // one), block arguments in the same order (a, b, c).
+  IRMapping mapping;
+  rewriter.cloneRegionBefore(op->getRegion(0), generic.getRegion(),
+                             generic.getRegion().end(), mapping);
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    generic->setAttr(attr.getName(), attr.getValue());
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, initType, generic.getResult(0), split);
+  rewriter.replaceOp(op, result);
+  if (cst && cst->use_empty())
+    rewriter.eraseOp(cst);
+  return generic;
+}
+
+std::optional<std::vector<Action>>
+translatePackedSchedule(const std::vector<Action> &plain,
+                        std::array<int64_t, 3> mnk, int64_t panelWidth,
+                        int64_t elementBits, const LegalityConfig &legality,
+                        int historyLength) {
+  const int64_t NB = panelWidth;
+  if (NB <= 0 || elementBits <= 0 || legality.vectorRegisterBits <= 0)
+    return std::nullopt;
+  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
+  int64_t vectorsPerRow = (NB + lanes - 1) / lanes;
+  int64_t budget = getAccumulatorRegisterBudget(legality);
+  // Extents of (m, j, i, k) as the tilings leave them.
+  std::array<int64_t, 4> extent = {mnk[0], mnk[1] / NB, NB, mnk[2]};
+  std::vector<Action> out;
+  for (size_t a = 0; a < plain.size(); ++a) {
+    const Action &p = plain[a];
+    switch (p.kind) {
+    case ActionKind::NoTransformation:
+      out.push_back(p);
+      continue;
+    case ActionKind::TiledFusion:
+    case ActionKind::Interchange:
+      return std::nullopt;
+    case ActionKind::Tiling:
+    case ActionKind::TiledParallelization: {
+      if (p.sizes.size() != 3)
+        return std::nullopt;
+      int64_t sn = p.sizes[1], sj, si;
+      if (sn == 0) {
+        sj = 0, si = 0;
+      } else if (sn % NB == 0) {
+        sj = sn / NB, si = 0;
+      } else if (NB % sn == 0) {
+        sj = 1, si = sn;
+      } else {
+        return std::nullopt;
+      }
+      Action t{p.kind, {p.sizes[0], sj, si, p.sizes[2]}};
+      // The tiling right before V leaves the reduction to the register
+      // tile below.
+      bool beforeV = a + 1 < plain.size() &&
+                     plain[a + 1].kind == ActionKind::Vectorization;
+      if (beforeV && p.kind == ActionKind::Tiling)
+        t.sizes[3] = 0;
+      if (llvm::any_of(t.sizes, [](int64_t s) { return s != 0; }))
+        out.push_back(t);
+      for (int l = 0; l < 4; ++l)
+        if (t.sizes[l] != 0)
+          extent[l] = t.sizes[l];
+      continue;
+    }
+    case ActionKind::Vectorization: {
+      // The register tile: rows of m (a power of two dividing its extent),
+      // one panel, the reduction by the plain schedule's last k tile.
+      if (extent[2] != NB) { // a panel split: vectorize as it is
+        out.push_back(p);
+        continue;
+      }
+      int64_t kr = 8;
+      for (const Action &q : plain)
+        if (q.isTiled() && q.sizes.size() == 3 && q.sizes[2] != 0)
+          kr = q.sizes[2];
+      int64_t r = 1;
+      while (2 * r * vectorsPerRow <= budget && extent[0] % (2 * r) == 0)
+        r *= 2;
+      Action reg{ActionKind::Tiling,
+                 {r < extent[0] ? r : 0, extent[1] > 1 ? 1 : 0, 0,
+                  kr < extent[3] && extent[3] % kr == 0 ? kr : 0}};
+      if (llvm::any_of(reg.sizes, [](int64_t s) { return s != 0; }))
+        out.push_back(reg);
+      out.push_back(p);
+      continue;
+    }
+    }
+  }
+  if ((int)out.size() > historyLength)
+    return std::nullopt;
+  return out;
+}
+
+std::map<int64_t, PackCandidate> getPackCandidates(ModuleOp module,
+                                                   int64_t minRowsToCopy) {
+  const LegalityConfig &legality = LegalityConfig::getDefault();
+  std::map<int64_t, PackCandidate> out;
+  int64_t id = 0;
+  module.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+    int64_t current = id++;
+    if (op.getNumDpsInits() != 1)
+      return;
+    Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+    int64_t nb = getPanelWidth(elt, legality);
+    if (auto mnk = getRhsPacking(op, nb, minRowsToCopy))
+      out[current] = {*mnk, nb, (int64_t)elt.getIntOrFloatBitWidth()};
+  });
+  return out;
+}
+
+PassStep getPackRhsStep(int64_t minRowsToCopy) {
+  // PassStep options are flags: the default threshold, or constants only.
+  if (minRowsToCopy == kDefaultMinRowsToCopy)
+    return {"mlir-rl-pack-rhs", {}};
+  return {"mlir-rl-pack-rhs", {{"constants-only", true}}};
+}
+
+std::unique_ptr<Scheduler>
+schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+               int64_t minRowsToCopy, VerifyScope verifyScope,
+               int64_t &packed, std::string &why) {
+  packed = 0;
+  std::map<int64_t, PackCandidate> candidates =
+      getPackCandidates(unscheduled, minRowsToCopy);
+  if (candidates.empty()) {
+    why = "no matmul to pack";
+    return nullptr;
+  }
+  const ActionSpaceConfig &config = plain.getConfig();
+  std::map<int64_t, std::vector<Action>> decided; // by the plain op id
+  for (const OpRecord &rec : plain.getOps()) {
+    if (rec.state.history.empty())
+      continue;
+    auto it = candidates.find(rec.id);
+    if (it == candidates.end()) {
+      // A consumer that fused the matmul would find a collapse_shape.
+      if (rec.producerId >= 0 && candidates.count(rec.producerId) &&
+          llvm::any_of(rec.state.history, [](const Action &a) {
+            return a.info().has(kFusesProducer);
+          })) {
+        why = "op " + std::to_string(rec.id) + " fuses matmul " +
+              std::to_string(rec.producerId);
+        return nullptr;
+      }
+      decided[rec.id] = rec.state.history;
+      continue;
+    }
+    const PackCandidate &c = it->second;
+    std::optional<std::vector<Action>> actions = translatePackedSchedule(
+        rec.state.history, c.mnk, c.panelWidth, c.elementBits,
+        config.legality, config.layout.historyLength);
+    if (!actions) {
+      why = "op " + std::to_string(rec.id) + "'s schedule (" +
+            formatSchedule({{{std::nullopt, rec.state.history}}}) +
+            ") has no packed equivalent";
+      return nullptr;
+    }
+    decided[rec.id] = *actions;
+  }
+  // Tagged with the plain ids (the clone was made after plain's
+  // initialize): the packed op keeps its tag, a copy of B has none.
+  {
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> ops;
+    int64_t id = 0;
+    unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+      op->setAttr(kOpIdAttrName,
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), id));
+      auto it = candidates.find(id++);
+      if (it != candidates.end())
+        ops.push_back({op, it->second.panelWidth});
+    });
+    IRRewriter rewriter(unscheduled.getContext());
+    for (auto [op, nb] : ops) {
+      if (failed(packRhs(rewriter, op, nb, minRowsToCopy))) {
+        why = "a right-hand side could not be packed";
+        return nullptr;
+      }
+    }
+  }
+  std::vector<int64_t> plainIdOf; // by the new id; -1: a copy of B
+  unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+    auto attr = op->getAttrOfType<IntegerAttr>(kOpIdAttrName);
+    plainIdOf.push_back(attr ? attr.getInt() : -1);
+  });
+  auto scheduler =
+      std::make_unique<Scheduler>(unscheduled, config, verifyScope);
+  std::vector<PassStep> prelude = plain.getPrelude();
+  prelude.push_back(getPackRhsStep(minRowsToCopy));
+  scheduler->setPrelude(prelude);
+  scheduler->initialize();
+  int64_t copies = llvm::count(plainIdOf, -1);
+  if (scheduler->getOps().size() != plainIdOf.size() ||
+      plainIdOf.size() != plain.getOps().size() + copies) {
+    scheduler->removeTags();
+    why = "packing changed the ops unexpectedly";
+    return nullptr;
+  }
+  ExplicitSchedule translated;
+  for (int64_t id = 0; id < (int64_t)plainIdOf.size(); ++id) {
+    auto it = decided.find(plainIdOf[id]);
+    if (plainIdOf[id] >= 0 && it != decided.end())
+      translated.entries.push_back({id, it->second});
+  }
+  std::string message;
+  ApplyStatus status = scheduler->applySchedule(translated, message);
+  if (status != ApplyStatus::Applied) {
+    scheduler->removeTags();
+    why = "the translated schedule did not apply (" +
+          formatSchedule(translated) + "): " + message;
+    return nullptr;
+  }
+  // The copies of B, by the policy (greedy), consumers first.
+  std::mt19937_64 rng(0);
+  PolicyStats stats;
+  for (int64_t id : scheduler->getTraversalOrder()) {
+    if (plainIdOf[id] >= 0)
+      continue;
+    std::string error;
+    if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),
+                                               rng, stats, error))) {
+      scheduler->removeTags();
+      why = "the policy failed on a copy of B: " + error;
+      return nullptr;
+    }
+  }
+  if (failed(verify(unscheduled))) {
+    scheduler->removeTags();
+    why = "the packed module does not verify";
+    return nullptr;
+  }
+  packed = candidates.size();
+  return scheduler;
+}
+
+} // namespace mlir::rl
+
+namespace {
+
+struct PackRhsPass : public mlir::rl::impl::PackRhsBase<PackRhsPass> {
+  using PackRhsBase::PackRhsBase;
+
+  void runOnOperation() override {
+    const rl::LegalityConfig &legality = rl::LegalityConfig::getDefault();
+    int64_t minRows = constantsOnly ? 0 : rl::kDefaultMinRowsToCopy;
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> ops;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (op.getNumDpsInits() != 1)
+        return;
+      Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+      int64_t nb = panelWidth > 0 ? (int64_t)panelWidth
+                                  : rl::getPanelWidth(elt, legality);
+      if (rl::getRhsPacking(op, nb, minRows))
+        ops.push_back({op, nb});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto [op, nb] : ops)
+      if (failed(rl::packRhs(rewriter, op, nb, minRows)))
+        op->emitRemark() << "mlir-rl-pack-rhs: the right-hand side could "
+                            "not be packed; the op is left as it is";
+  }
+};
+
+} // namespace

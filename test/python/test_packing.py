@@ -1,0 +1,81 @@
+"""Matmuls have their B packed into panels (a constant at compile time, a
+linear layer's weight; another by a copy when the matmul has at least 128
+rows) and are scheduled by the policy's decision on their plain form
+(Packing.h): in the pass and in-process alike, with outputs equal to the
+unscheduled program."""
+import re
+
+import numpy as np
+import pytest
+
+import mlir_rl
+from mlir_rl.bench.timing import time_compiled
+from mlir_rl.core import Module
+from mlir_rl.data import kernels
+from mlir_rl.passes import run_pass
+
+# Panels of 16 f32 (two 256-bit registers), whatever the host.
+AVX2 = {"MLIR_RL_VECTOR_REGISTERS": "16x256"}
+
+
+def _outputs_equal(text_a: str, text_b: str) -> tuple[bool, str]:
+    a, b = Module.parse(text_a, "a").compile(2), Module.parse(text_b, "b").compile(2)
+    ta, tb = time_compiled([a, b], rounds=1, runs=1)
+    return mlir_rl.outputs_match(tb.outputs, ta.outputs)
+
+
+@pytest.mark.parametrize("mkn", [(64, 128, 256), (128, 96, 64), (17, 64, 32)])
+def test_pass_packs_a_linear_layer_and_computes_the_same(mkn, monkeypatch):
+    m, k, n = mkn
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.linear(m, k, n, seed=1)
+    result = run_pass(text, name="linear")
+    assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
+    assert f"tensor<{n // 16}x{k}x16xf32>" in result.ir
+    assert "linalg.matmul" not in result.ir
+    # op 1 (the matmul) got a schedule of the packed op's four loops.
+    op1 = re.search(r"\b1: ([^;]*)", result.schedule).group(1)
+    assert all(len(s.split(",")) == 4 for s in re.findall(r"\(([^)]*)\)", op1)), op1
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
+def test_pass_option_off_keeps_the_matmul_plain(monkeypatch):
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.linear(64, 128, 256)
+    plain = run_pass(text, name="linear", extra=["pack-rhs=false"])
+    assert "packed into panels" not in plain.stderr
+    assert "tensor<16x128x16xf32>" not in plain.ir and "tensor<128x256xf32>" in plain.ir
+    # An argument B of a matmul with fewer than 128 rows is not packed.
+    assert "packed into panels" not in run_pass(kernels.matmul(64, 256, 128)).stderr
+
+
+def test_pass_packs_an_argument_by_a_copy(monkeypatch):
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.matmul(128, 256, 64)
+    result = run_pass(text, name="matmul")
+    assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
+    # The copy is an op of its own (op 1, before the matmul, now op 2),
+    # scheduled by the policy.
+    assert re.search(r"\b2: ", result.schedule), result.schedule
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+    only = run_pass(text, name="matmul", extra=["pack-constants-only=true"])
+    assert "packed into panels" not in only.stderr
+
+
+def test_in_process_scheduling_packs_as_the_pass_does():
+    """With the host's register file (read once per process)."""
+    text = kernels.linear(64, 128, 256, seed=2)
+    panels = re.compile(r"tensor<\d+x128x\d+xf32>")
+    m = Module.parse(text, "linear")
+    info = m.schedule_with_policy()
+    assert info["packed"] == 1, info["not_packed"]
+    assert m.schedule == run_pass(text, name="linear").schedule
+    assert panels.search(m.ir())
+    ok, err = _outputs_equal(text, m.ir())
+    assert ok, err
+    plain = Module.parse(text, "linear")
+    info = plain.schedule_with_policy(pack_rhs=False)
+    assert info["packed"] == 0
+    assert not panels.search(plain.ir())
