@@ -10,9 +10,10 @@ default: filter [512, 4608] by windows [4608, 896]). Packed: B stored as
 [N/NB, K, NB] panels, C as [M, N/NB, NB], a generic over loops (m, j, i, k)
 (`C[m, j, i] += A[m, k] * Bp[j, k, i]`): a tile's B slice is then one
 contiguous run per reduction step instead of rows N floats apart. Timed in
-alternating rounds in one process: the plain matmul with the shipped policy
-and with `--plain` schedules, the packed one with the policy and with each
-schedule given (op 1 is the matmul, op 0 its fill). Every output is checked
+alternating rounds in one process: the plain matmul with the shipped policy's
+decisions (`pack-rhs=false`), as the pass schedules it (`pass`: B packed after
+the decisions) and with `--plain` schedules, the packed one with the policy
+and with each schedule given (op 1 is the matmul, op 0 its fill). Every output is checked
 against numpy on its own inputs. `--no-huge-pages`: numpy's inputs on 4 KiB
 pages (numpy asks for transparent huge pages for arrays of 4 MiB or more, a
 network's intermediate buffers do not get them).
@@ -70,11 +71,15 @@ def main() -> None:
         from numpy._core.multiarray import _set_madvise_hugepage
         _set_madvise_hugepage(False)
     plain, packed = kernels.matmul(args.m, args.n, args.k), packed_text(args.m, args.k, args.n, args.nb)
-    variants = [("plain", plain, "")] + [("plain", plain, f"1: {s}") for s in args.plain]
+    # "policy": the policy's decisions on each form as given (pack-rhs=false);
+    # "pass": the pass as users run it (the plain matmul packed after them).
+    variants = [("plain", plain, ""), ("pass", plain, "")]
+    variants += [("plain", plain, f"1: {s}") for s in args.plain]
     variants += [("packed", packed, "")] + [("packed", packed, f"1: {s}") for s in args.schedules]
     fns, rows = [], []
     for form, text, schedule in variants:
-        r = run_pass(text, schedule=schedule)
+        r = run_pass(text, schedule=schedule,
+                     extra=[] if form == "pass" else ["pack-rhs=false"])
         fns.append(Module.parse(r.ir).compile(args.threads))
         rows.append((form, ("policy: " if not schedule else "") + r.schedule.split(";")[0]))
     timings = time_compiled(fns, args.rounds, args.runs)
