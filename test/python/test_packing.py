@@ -10,12 +10,18 @@ import pytest
 
 import mlir_rl
 from mlir_rl.bench.timing import time_compiled
-from mlir_rl.core import Module
+from mlir_rl.core import Module, prepare
 from mlir_rl.data import kernels
 from mlir_rl.passes import run_pass
 
 # Panels of 16 f32 (two 256-bit registers), whatever the host.
 AVX2 = {"MLIR_RL_VECTOR_REGISTERS": "16x256"}
+
+
+def _linear(m: int, k: int, n: int, seed: int = 0) -> str:
+    """nn.Linear with its weight in the program, through mlir-rl-prepare (which
+    folds the weight's transpose into a [K, N] constant), as models arrive."""
+    return prepare(kernels.linear_torch(m, n, k, seed=seed), "linear")
 
 
 def _outputs_equal(text_a: str, text_b: str) -> tuple[bool, str]:
@@ -28,7 +34,7 @@ def _outputs_equal(text_a: str, text_b: str) -> tuple[bool, str]:
 def test_pass_packs_a_linear_layer_and_computes_the_same(mkn, monkeypatch):
     m, k, n = mkn
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
-    text = kernels.linear(m, k, n, seed=1)
+    text = _linear(m, k, n, seed=1)
     result = run_pass(text, name="linear")
     assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
     assert f"tensor<{n // 16}x{k}x16xf32>" in result.ir
@@ -42,7 +48,7 @@ def test_pass_packs_a_linear_layer_and_computes_the_same(mkn, monkeypatch):
 
 def test_pass_option_off_keeps_the_matmul_plain(monkeypatch):
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
-    text = kernels.linear(64, 128, 256)
+    text = _linear(64, 128, 256)
     plain = run_pass(text, name="linear", extra=["pack-rhs=false"])
     assert "packed into panels" not in plain.stderr
     assert "tensor<16x128x16xf32>" not in plain.ir and "tensor<128x256xf32>" in plain.ir
@@ -66,7 +72,7 @@ def test_pass_packs_an_argument_by_a_copy(monkeypatch):
 
 def test_in_process_scheduling_packs_as_the_pass_does():
     """With the host's register file (read once per process)."""
-    text = kernels.linear(64, 128, 256, seed=2)
+    text = _linear(64, 128, 256, seed=2)
     panels = re.compile(r"tensor<\d+x128x\d+xf32>")
     m = Module.parse(text, "linear")
     info = m.schedule_with_policy()

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from mlir_rl.core import prepare
 from mlir_rl.data import dataset, kernels
 
 TAG = [re.compile(p) for p in (r"mlir_rl\.op_id = \d+ : i64, ", r", mlir_rl\.op_id = \d+ : i64",
@@ -26,7 +27,7 @@ def _programs() -> dict[str, str]:
     picked["matmul_bias_relu"] = kernels.matmul_bias_relu(64, 128, 96)
     picked["resnet18_layers"] = kernels.resnet18_layers()
     # Its matmul is packed (mlir-rl-pack-constant-rhs in the script's prelude).
-    picked["linear"] = kernels.linear(64, 128, 256)
+    picked["linear"] = prepare(kernels.linear_torch(64, 256, 128, seed=0))
     return picked
 
 

@@ -5,7 +5,7 @@ inputs and returning the output, accumulators initialised by ``linalg.fill``.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 
 def _t(shape: Sequence[int], dtype: str = "f32") -> str:
@@ -153,34 +153,6 @@ def _dense_f32(values) -> str:
     import numpy as np
 
     return 'dense<"0x' + np.ascontiguousarray(values, dtype="<f4").tobytes().hex().upper() + '">'
-
-
-def linear(m: int, k: int, n: int, seed: int = 0) -> str:
-    """A linear layer with its weights in the program: x[m, k] x W[k, n]
-    + bias[n], W and the bias constants (seeded values), as torch-mlir
-    imports nn.Linear once the weight's transpose is folded."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
-    bias = rng.standard_normal(n).astype(np.float32)
-    x, wt, c, bt = _t([m, k]), _t([k, n]), _t([m, n]), _t([n])
-    idm = _identity_map(2)
-    row = "affine_map<(d0, d1) -> (d1)>"
-    return (f"func.func @main(%X: {x}) -> {c} {{\n"
-            f"  %W = arith.constant {_dense_f32(w)} : {wt}\n"
-            f"  %bias = arith.constant {_dense_f32(bias)} : {bt}\n"
-            + _filled("C", [m, n]) +
-            f"  %mm = linalg.matmul ins(%X, %W : {x}, {wt}) outs(%C : {c}) -> {c}\n"
-            f"  %e1 = tensor.empty() : {c}\n"
-            f"  %r = linalg.generic {{indexing_maps = [{idm}, {row}, {idm}], "
-            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%mm, %bias : {c}, {bt}) "
-            f"outs(%e1 : {c}) {{\n"
-            f"  ^bb0(%a: f32, %b: f32, %o: f32):\n"
-            f"    %s = arith.addf %a, %b : f32\n"
-            f"    linalg.yield %s : f32\n"
-            f"  }} -> {c}\n"
-            f"  return %r : {c}\n}}\n")
 
 
 # ResNet-18's convolutions (NCHW, batch 1): (in channels, out channels,
@@ -390,13 +362,26 @@ def linear_gelu(m: int, n: int, k: int) -> str:
             f"  return %r : {c}\n}}\n")
 
 
-def linear_torch(m: int, n: int, k: int, relu: bool = False) -> str:
+def linear_torch(m: int, n: int, k: int, relu: bool = False,
+                 seed: Optional[int] = None) -> str:
     """nn.Linear (then ReLU) as torch-mlir imports it: the [N, K] weight
     transposed by ``linalg.transpose``, a matmul into a fill, the bias added
     by a broadcasting generic. ``mlir-rl-prepare`` folds the transpose into
     the matmul where it pays (a batch-1 layer then reads its weight by row)
-    and fuses bias and activation."""
+    and fuses bias and activation. With a ``seed``, weight and bias are
+    constants in the program (seeded values), as in an imported model,
+    instead of arguments."""
     x, w, wt, c, bias = _t([m, k]), _t([n, k]), _t([k, n]), _t([m, n]), _t([n])
+    args, consts = f"%x: {x}, %w: {w}, %bias: {bias}", ""
+    if seed is not None:
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        wv = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+        bv = rng.standard_normal(n).astype(np.float32)
+        args = f"%x: {x}"
+        consts = (f"  %w = arith.constant {_dense_f32(wv)} : {w}\n"
+                  f"  %bias = arith.constant {_dense_f32(bv)} : {bias}\n")
     idm = _identity_map(2)
     col = "affine_map<(d0, d1) -> (d1)>"
     act = ""
@@ -408,7 +393,7 @@ def linear_torch(m: int, n: int, k: int, relu: bool = False) -> str:
                f"    %gt = arith.cmpf ugt, %v, %z : f32\n    %y = arith.select %gt, %v, %z : f32\n"
                f"    linalg.yield %y : f32\n  }} -> {c}\n")
         out = "%r"
-    return (f"func.func @main(%x: {x}, %w: {w}, %bias: {bias}) -> {c} {{\n"
+    return (f"func.func @main({args}) -> {c} {{\n" + consts +
             f"  %et = tensor.empty() : {wt}\n"
             f"  %wt = linalg.transpose ins(%w : {w}) outs(%et : {wt}) permutation = [1, 0]\n"
             + _filled("C", [m, n]) +
