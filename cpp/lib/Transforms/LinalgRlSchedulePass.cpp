@@ -27,9 +27,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <array>
-#include <map>
-
 #define DEBUG_TYPE "linalg-rl-schedule"
 
 namespace mlir::rl {
