@@ -291,19 +291,20 @@ translatePackedSchedule(const std::vector<Action> &plain,
   return out;
 }
 
-std::map<int64_t, PackCandidate> getPackCandidates(ModuleOp module,
-                                                   int64_t minRowsToCopy) {
+std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
+                                                   int64_t minRowsToCopy,
+                                                   int64_t panelWidth) {
   const LegalityConfig &legality = LegalityConfig::getDefault();
   std::map<int64_t, PackCandidate> out;
   int64_t id = 0;
-  module.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+  root->walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
     int64_t current = id++;
     if (op.getNumDpsInits() != 1)
       return;
     Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-    int64_t nb = getPanelWidth(elt, legality);
+    int64_t nb = panelWidth > 0 ? panelWidth : getPanelWidth(elt, legality);
     if (auto mnk = getRhsPacking(op, nb, minRowsToCopy))
-      out[current] = {*mnk, nb, (int64_t)elt.getIntOrFloatBitWidth()};
+      out[current] = {op, *mnk, nb, (int64_t)elt.getIntOrFloatBitWidth()};
   });
   return out;
 }
@@ -360,18 +361,14 @@ schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   // Tagged with the plain ids (the clone was made after plain's
   // initialize): the packed op keeps its tag, a copy of B has none.
   {
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> ops;
     int64_t id = 0;
     unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
       op->setAttr(kOpIdAttrName,
-                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), id));
-      auto it = candidates.find(id++);
-      if (it != candidates.end())
-        ops.push_back({op, it->second.panelWidth});
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), id++));
     });
     IRRewriter rewriter(unscheduled.getContext());
-    for (auto [op, nb] : ops) {
-      if (failed(packRhs(rewriter, op, nb, minRowsToCopy))) {
+    for (auto &[id, c] : candidates) {
+      if (failed(packRhs(rewriter, c.op, c.panelWidth, minRowsToCopy))) {
         why = "a right-hand side could not be packed";
         return nullptr;
       }
@@ -440,22 +437,12 @@ struct PackRhsPass : public mlir::rl::impl::PackRhsBase<PackRhsPass> {
   using PackRhsBase::PackRhsBase;
 
   void runOnOperation() override {
-    const rl::LegalityConfig &legality = rl::LegalityConfig::getDefault();
     int64_t minRows = constantsOnly ? 0 : rl::kDefaultMinRowsToCopy;
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> ops;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (op.getNumDpsInits() != 1)
-        return;
-      Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-      int64_t nb = panelWidth > 0 ? (int64_t)panelWidth
-                                  : rl::getPanelWidth(elt, legality);
-      if (rl::getRhsPacking(op, nb, minRows))
-        ops.push_back({op, nb});
-    });
     IRRewriter rewriter(&getContext());
-    for (auto [op, nb] : ops)
-      if (failed(rl::packRhs(rewriter, op, nb, minRows)))
-        op->emitRemark() << "mlir-rl-pack-rhs: the right-hand side could "
+    for (auto &[id, c] :
+         rl::getPackCandidates(getOperation(), minRows, panelWidth))
+      if (failed(rl::packRhs(rewriter, c.op, c.panelWidth, minRows)))
+        c.op->emitRemark() << "mlir-rl-pack-rhs: the right-hand side could "
                             "not be packed; the op is left as it is";
   }
 };

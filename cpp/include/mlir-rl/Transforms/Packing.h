@@ -100,14 +100,17 @@ translatePackedSchedule(const std::vector<Action> &plain,
 
 /// A matmul that mlir-rl-pack-rhs packs.
 struct PackCandidate {
+  linalg::LinalgOp op;
   std::array<int64_t, 3> mnk;
   int64_t panelWidth;
   int64_t elementBits;
 };
-/// The matmuls mlir-rl-pack-rhs packs (with the default legality config's
-/// panel width), by op id (pre-order, as the Scheduler numbers them).
-std::map<int64_t, PackCandidate> getPackCandidates(ModuleOp module,
-                                                   int64_t minRowsToCopy);
+/// The matmuls under `root` that mlir-rl-pack-rhs packs, by op id (the
+/// linalg ops in pre-order, as the Scheduler numbers them); `panelWidth`
+/// 0: the default legality config's (getPanelWidth).
+std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
+                                                   int64_t minRowsToCopy,
+                                                   int64_t panelWidth = 0);
 
 /// The pass step that packs (the replay script's prelude): the default
 /// threshold, or constants only (`minRowsToCopy` 0).
