@@ -79,7 +79,8 @@ def main() -> None:
     fns, rows = [], []
     for form, text, schedule in variants:
         r = run_pass(text, schedule=schedule,
-                     extra=[] if form == "pass" else ["pack-rhs=false"])
+                     extra=([] if form == "pass"
+                            else ["pack-rhs=false", "register-tiles=false"]))
         fns.append(Module.parse(r.ir).compile(args.threads))
         rows.append((form, ("policy: " if not schedule else "") + r.schedule.split(";")[0]))
     timings = time_compiled(fns, args.rounds, args.runs)

@@ -114,7 +114,8 @@ nb::dict runInfoDict(const PolicyRunInfo &info) {
   d["apply_seconds"] = info.applySeconds;
   d["warnings"] = info.warnings;
   d["packed"] = info.packed;
-  d["not_packed"] = info.notPacked;
+  d["register_tiled"] = info.registerTiled;
+  d["not_rescheduled"] = info.notRescheduled;
   return d;
 }
 
@@ -721,14 +722,16 @@ NB_MODULE(_core, m) {
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
-              bool rewriteWindows, bool padToTiles, bool packRhs) {
+              bool rewriteWindows, bool padToTiles, bool packRhs,
+              bool registerTiles) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                             error, observer, rewriteWindows,
-                                            padToTiles, packRhs);
+                                            padToTiles, packRhs,
+                                            registerTiles);
              if (pending)
                throw *pending;
              if (!ok)
@@ -738,12 +741,13 @@ NB_MODULE(_core, m) {
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
            "pad_to_tiles"_a = true, "pack_rhs"_a = true,
+           "register_tiles"_a = true,
            "on_step(op_id, step, schedule_so_far), if given, is called before "
            "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
            "the pass's front end (before the first action; op ids "
-           "renumbered). pack_rhs: as the pass's option (matmuls scheduled "
-           "again with B packed into panels, by the decisions on their plain "
-           "form).")
+           "renumbered). pack_rhs, register_tiles: as the pass's options "
+           "(matmuls scheduled again with B packed into panels, or plain ones "
+           "with a register tile, by the decisions on their plain form).")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
               nb::object onStep, bool rewriteWindows, bool padToTiles) {

@@ -370,7 +370,7 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  std::string &error,
                                  const StepObserver &onStep,
                                  bool rewriteWindows, bool padToTiles,
-                                 bool packRhs) {
+                                 bool packRhs, bool registerTiles) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
@@ -380,20 +380,23 @@ bool Program::scheduleWithPolicy(const std::string &model,
                  PolicyLogits &logits, std::string &err) {
     return policy->run(obs, mask, logits, err);
   };
-  // As the pass: decided on the plain matmuls, applied to packed ones.
+  // As the pass: decided on the plain matmuls, applied to packed or
+  // register-tiled ones.
+  MatmulRescheduling opts;
+  opts.pack = packRhs;
+  opts.registerTiles = registerTiles;
   OwningOpRef<ModuleOp> unscheduled;
-  if (packRhs && !impl->scheduler->hasApplied() &&
-      !getPackCandidates(*impl->module, kDefaultMinRowsToCopy).empty())
+  if ((packRhs || registerTiles) && !impl->scheduler->hasApplied() &&
+      hasMatmulsToReschedule(*impl->module, opts))
     unscheduled = cast<ModuleOp>(impl->module->clone());
   int64_t hits = policy->getNumMemoHits();
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   info.memoHits = policy->getNumMemoHits() - hits;
   if (ok && unscheduled) {
-    std::unique_ptr<Scheduler> packed =
-        schedulePacked(*impl->scheduler, *unscheduled, run,
-                       kDefaultMinRowsToCopy, VerifyScope::Touched,
-                       info.packed, info.notPacked);
+    std::unique_ptr<Scheduler> packed = rescheduleMatmuls(
+        *impl->scheduler, *unscheduled, run, opts, VerifyScope::Touched,
+        info.packed, info.registerTiled, info.notRescheduled);
     if (packed) {
       impl->scheduler = std::move(packed);
       impl->module = std::move(unscheduled);

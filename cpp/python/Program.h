@@ -84,10 +84,12 @@ struct PolicyRunInfo {
   int64_t applications = 0;
   double applySeconds = 0;
   std::vector<std::string> warnings;
-  /// Matmuls whose right-hand side was packed into panels, and why none
-  /// was when there were candidates (schedulePacked).
+  /// Matmuls whose right-hand side was packed into panels, plain ones
+  /// given a register tile, and why neither was done when there were
+  /// candidates (rescheduleMatmuls).
   int64_t packed = 0;
-  std::string notPacked;
+  int64_t registerTiled = 0;
+  std::string notRescheduled;
 };
 
 /// A policy given by the caller (e.g. a PyTorch actor): observation and flat
@@ -148,7 +150,7 @@ public:
                           std::string &error,
                           const StepObserver &onStep = nullptr,
                           bool rewriteWindows = true, bool padToTiles = true,
-                          bool packRhs = true);
+                          bool packRhs = true, bool registerTiles = true);
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,

@@ -371,7 +371,8 @@ class Module:
                              on_step: Optional[StepCallback] = None,
                              rewrite_windows: bool = True,
                              pad_to_tiles: bool = True,
-                             pack_rhs: bool = True) -> dict:
+                             pack_rhs: bool = True,
+                             register_tiles: bool = True) -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
 
         The pass's front end, before the first action: ``rewrite_windows``
@@ -384,17 +385,23 @@ class Module:
         again with the B of its matmuls stored as panels (mlir-rl-pack-rhs:
         constants at compile time, others by a copy where the matmul has
         at least 128 rows), each op by its decision on the plain form.
+        ``register_tiles`` (``register-tiles``): in that second schedule,
+        matmuls that stay plain get a register tile under their decided
+        tiling. Both off: the module as the policy's decisions left it.
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings; ``packed``:
-        the matmuls packed, ``not_packed``: why none was, if there were any.
+        the matmuls packed, ``register_tiled``: the plain ones given a
+        register tile, ``not_rescheduled``: why neither happened, if there
+        were candidates.
         ``on_step(op_id, step, schedule_so_far)`` is called before each step
         is applied.
         """
         try:
             return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
                                                       on_step, rewrite_windows,
-                                                      pad_to_tiles, pack_rhs)
+                                                      pad_to_tiles, pack_rhs,
+                                                      register_tiles)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

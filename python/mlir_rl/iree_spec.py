@@ -20,9 +20,10 @@ gives it:
   pipeline): only for ops the policy vectorized (``V``).
 
 The schedule comes from the pass on the program as IREE sees it
-(``rewrite-windows=false pad-to-tiles=false pack-rhs=false``: IREE does its own dispatch
-formation). Left to IREE, with the reason in the report: ops the policy did
-not vectorize or interchanged, elementwise ops (IREE collapses their
+(``rewrite-windows=false pad-to-tiles=false pack-rhs=false
+register-tiles=false``: IREE does its own dispatch formation). Left to
+IREE, with the reason in the report: ops the policy did not vectorize or
+interchanged, elementwise ops (IREE collapses their
 loops, so the loop order differs), convolutions (IREE 3.13 drops a spec's
 configuration of a batch-1 convolution when it reinserts the batch
 dimension, and then fails), and vector tiles above IREE's limit (32 KiB).
@@ -204,7 +205,7 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
     # on rewritten (windows, padding) or packed ones.
     result = run_pass(text, model=model, name=name,
                       extra=["rewrite-windows=false", "pad-to-tiles=false", "pack-rhs=false",
-                             *extra])
+                             "register-tiles=false", *extra])
     infos = {o.id: o for o in Module.parse(text, name).ops()}
     entries, matchers, seen = [], [], {}
     for op_id, actions in parse_schedule(result.schedule):

@@ -76,7 +76,7 @@ def test_in_process_scheduling_packs_as_the_pass_does():
     panels = re.compile(r"tensor<\d+x128x\d+xf32>")
     m = Module.parse(text, "linear")
     info = m.schedule_with_policy()
-    assert info["packed"] == 1, info["not_packed"]
+    assert info["packed"] == 1, info["not_rescheduled"]
     assert m.schedule == run_pass(text, name="linear").schedule
     assert panels.search(m.ir())
     ok, err = _outputs_equal(text, m.ir())
@@ -85,3 +85,52 @@ def test_in_process_scheduling_packs_as_the_pass_does():
     info = plain.schedule_with_policy(pack_rhs=False)
     assert info["packed"] == 0
     assert not panels.search(plain.ir())
+
+
+def _register_tile(schedule: str, op: int) -> list[int]:
+    """The sizes of the tiling right before op's V."""
+    actions = re.search(rf"\b{op}: ([^;]*)", schedule).group(1)
+    return [int(s) for s in re.findall(r"T\(([^)]*)\) V", actions)[-1].split(",")]
+
+
+@pytest.mark.parametrize("mnk", [(64, 256, 128), (32, 72, 48)])
+def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, monkeypatch):
+    """An argument B of a matmul with fewer than 128 rows is not packed; the
+    matmul gets a register tile under its decided tiling instead: rows of one
+    or two vectors within the accumulator budget, the reduction split inside
+    it (72 columns are padded to full tiles first)."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.matmul(*mnk)
+    decided = run_pass(text, name="matmul", extra=["register-tiles=false"])
+    assert "register-tiled" not in decided.stderr
+    result = run_pass(text, name="matmul")
+    assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
+    assert "packed into panels" not in result.stderr
+    r, c, kr = _register_tile(result.schedule, 1)
+    assert c in (8, 16) and 1 <= r <= 8 and 1 <= kr <= 8, result.schedule
+    assert result.schedule != decided.schedule
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
+def test_nchw_convolution_matmul_is_register_tiled(monkeypatch):
+    """An NCHW convolution with 64 filters: im2col gives a matmul of 64 rows
+    whose B (the windows) is not worth a packing copy."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.conv2d_nchw(1, 64, 18, 18, 64, 3, 3)
+    result = run_pass(text, name="conv")
+    assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
+def test_in_process_scheduling_register_tiles_as_the_pass_does():
+    text = kernels.matmul(64, 256, 128)
+    m = Module.parse(text, "matmul")
+    info = m.schedule_with_policy()
+    assert info["register_tiled"] == 1 and info["packed"] == 0, info["not_rescheduled"]
+    assert m.schedule == run_pass(text, name="matmul").schedule
+    plain = Module.parse(text, "matmul")
+    info = plain.schedule_with_policy(register_tiles=False)
+    assert info["register_tiled"] == 0
+    assert plain.schedule == run_pass(text, name="matmul", extra=["register-tiles=false"]).schedule

@@ -167,15 +167,15 @@ struct LinalgRlSchedulePass
       // The policy decides on plain matmuls; the module is then scheduled
       // again with their B packed (Packing.h), from the module as it is now.
       OwningOpRef<ModuleOp> unscheduled;
-      if (usePolicy && packRhs && search == 0 && tuningDb.empty() &&
-          !getPackCandidates(module, getMinRowsToCopy()).empty())
+      if (usePolicy && search == 0 && tuningDb.empty() &&
+          hasMatmulsToReschedule(module, getRescheduling()))
         unscheduled = cast<ModuleOp>(module->clone());
       if (usePolicy &&
           failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
       if (unscheduled && !revertTo &&
-          succeeded(schedulePacked(module, scheduler, *unscheduled,
-                                   verifyScope, report)))
+          succeeded(rescheduleMatmuls(module, scheduler, *unscheduled,
+                                      verifyScope, report)))
         return success();
       if (revertTo) {
         // The module check chose the greedy schedule: schedule the module
@@ -216,34 +216,44 @@ struct LinalgRlSchedulePass
     return finish(module, scheduler);
   }
 
-  int64_t getMinRowsToCopy() const {
-    return packConstantsOnly ? 0 : kDefaultMinRowsToCopy;
+  MatmulRescheduling getRescheduling() const {
+    MatmulRescheduling opts;
+    opts.pack = packRhs;
+    opts.minRowsToCopy = packConstantsOnly ? 0 : kDefaultMinRowsToCopy;
+    opts.registerTiles = registerTiles;
+    return opts;
   }
 
   /// Schedules `unscheduled` (the module before `plain` scheduled it)
-  /// with the right-hand sides of its matmuls packed (schedulePacked) and, on
-  /// success, moves it into `module` and finishes. Fails, leaving `module`
-  /// as `plain` scheduled it, when that does not apply.
-  LogicalResult schedulePacked(ModuleOp module, Scheduler &plain,
-                               ModuleOp unscheduled, VerifyScope verifyScope,
-                               bool report) {
-    int64_t packed = 0;
+  /// again with its matmuls packed or register-tiled (rescheduleMatmuls)
+  /// and, on success, moves it into `module` and finishes. Fails, leaving
+  /// `module` as `plain` scheduled it, when that does not apply.
+  LogicalResult rescheduleMatmuls(ModuleOp module, Scheduler &plain,
+                                  ModuleOp unscheduled,
+                                  VerifyScope verifyScope, bool report) {
+    int64_t packed = 0, tiled = 0;
     std::string why;
     auto runPolicy = makePolicyFn();
-    std::unique_ptr<Scheduler> scheduler = mlir::rl::schedulePacked(
-        plain, unscheduled, runPolicy, getMinRowsToCopy(), verifyScope,
-        packed, why);
+    std::unique_ptr<Scheduler> scheduler = mlir::rl::rescheduleMatmuls(
+        plain, unscheduled, runPolicy, getRescheduling(), verifyScope, packed,
+        tiled, why);
     if (!scheduler) {
       if (report)
         emitRemark(module.getLoc())
-            << "linalg-rl-schedule: right-hand sides of matmuls not packed: "
+            << "linalg-rl-schedule: matmuls as decided (not packed or "
+               "register-tiled): "
             << why;
       return failure();
     }
-    if (report)
-      emitRemark(module.getLoc())
-          << "linalg-rl-schedule: the right-hand sides of " << packed
-          << " matmuls packed into panels";
+    if (report) {
+      InFlightDiagnostic d = emitRemark(module.getLoc());
+      d << "linalg-rl-schedule:";
+      if (packed)
+        d << " the right-hand sides of " << packed
+          << " matmuls packed into panels" << (tiled ? ";" : "");
+      if (tiled)
+        d << " " << tiled << " plain matmuls register-tiled";
+    }
     if (failed(finish(unscheduled, *scheduler)))
       return failure();
     plain.removeTags();

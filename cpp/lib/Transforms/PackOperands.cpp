@@ -12,6 +12,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <random>
+#include <set>
 
 #include <cstring>
 
@@ -95,8 +96,8 @@ int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
 }
 
 std::optional<std::array<int64_t, 3>>
-getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy) {
-  if (panelWidth <= 0 || !op.hasPureTensorSemantics() ||
+getPlainMatmulExtents(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 || op.getNumLoops() != 3 ||
       op.getNumParallelLoops() != 2 || !linalg::isaContractionOpInterface(op))
@@ -115,19 +116,26 @@ getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy) {
       return std::nullopt;
   }
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-  if (bounds.size() != 3 || bounds[1] % panelWidth != 0 || bounds[0] < 1 ||
-      bounds[2] < 1)
+  if (bounds.size() != 3 || llvm::any_of(bounds, [](int64_t b) { return b < 1; }))
+    return std::nullopt;
+  for (Value v : op->getOperands())
+    if (getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+  return std::array<int64_t, 3>{bounds[0], bounds[1], bounds[2]};
+}
+
+std::optional<std::array<int64_t, 3>>
+getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy) {
+  std::optional<std::array<int64_t, 3>> mnk = getPlainMatmulExtents(op);
+  if (panelWidth <= 0 || !mnk || (*mnk)[1] % panelWidth != 0)
     return std::nullopt;
   Value rhs = op.getDpsInputs()[1];
-  Type elt = cast<RankedTensorType>(rhs.getType()).getElementType();
-  if (elt.getIntOrFloatBitWidth() % 8 != 0)
-    return std::nullopt;
   auto cst = rhs.getDefiningOp<arith::ConstantOp>();
   bool constant =
       cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue());
-  if (!constant && (minRowsToCopy <= 0 || bounds[0] < minRowsToCopy))
+  if (!constant && (minRowsToCopy <= 0 || (*mnk)[0] < minRowsToCopy))
     return std::nullopt;
-  return std::array<int64_t, 3>{bounds[0], bounds[1], bounds[2]};
+  return mnk;
 }
 
 FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
@@ -211,6 +219,95 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
   return generic;
 }
 
+namespace {
+
+/// Rows of a register tile: the largest power of two dividing `rows`
+/// whose accumulators (`vectorsPerRow` each) fit in `budget`.
+int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
+                            int64_t budget) {
+  int64_t r = 1;
+  while (2 * r * vectorsPerRow <= budget && rows % (2 * r) == 0)
+    r *= 2;
+  return r;
+}
+
+/// The reduction step of a register tile: the plain schedule's last k
+/// tile (loop `kLoop` of its tilings), else 8; halved until it divides
+/// `extent`.
+int64_t getRegisterTileDepth(const std::vector<Action> &plain, size_t kLoop,
+                             int64_t extent) {
+  int64_t kr = 8;
+  for (const Action &q : plain)
+    if (q.isTiled() && q.sizes.size() > kLoop && q.sizes[kLoop] != 0)
+      kr = q.sizes[kLoop];
+  while (kr > 1 && extent % kr != 0)
+    kr /= 2;
+  return std::max<int64_t>(kr, 1);
+}
+
+} // namespace
+
+std::optional<std::vector<Action>>
+translateRegisterTile(const std::vector<Action> &plain,
+                      std::array<int64_t, 3> mnk, int64_t elementBits,
+                      const LegalityConfig &legality, int historyLength) {
+  if (elementBits <= 0 || legality.vectorRegisterBits <= 0)
+    return std::nullopt;
+  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
+  int64_t budget = getAccumulatorRegisterBudget(legality);
+  std::array<int64_t, 3> extent = mnk; // as the tilings leave them
+  std::vector<Action> out;
+  bool vectorized = false;
+  for (size_t a = 0; a < plain.size(); ++a) {
+    const Action &p = plain[a];
+    switch (p.kind) {
+    case ActionKind::NoTransformation:
+      out.push_back(p);
+      continue;
+    case ActionKind::TiledFusion:
+    case ActionKind::Interchange:
+      return std::nullopt;
+    case ActionKind::Tiling:
+    case ActionKind::TiledParallelization: {
+      if (p.sizes.size() != 3)
+        return std::nullopt;
+      Action t = p;
+      bool beforeV = a + 1 < plain.size() &&
+                     plain[a + 1].kind == ActionKind::Vectorization;
+      if (beforeV && p.kind == ActionKind::Tiling)
+        t.sizes[2] = 0;
+      if (llvm::any_of(t.sizes, [](int64_t s) { return s != 0; }))
+        out.push_back(t);
+      for (int l = 0; l < 3; ++l)
+        if (t.sizes[l] != 0)
+          extent[l] = t.sizes[l];
+      continue;
+    }
+    case ActionKind::Vectorization: {
+      int64_t vectors = extent[1] % (2 * lanes) == 0 ? 2
+                        : extent[1] % lanes == 0     ? 1
+                                                     : 0;
+      if (vectors == 0)
+        return std::nullopt;
+      int64_t r = getRegisterTileRows(extent[0], vectors, budget);
+      int64_t kr = getRegisterTileDepth(plain, 2, extent[2]);
+      Action reg{ActionKind::Tiling,
+                 {r < extent[0] ? r : 0,
+                  vectors * lanes < extent[1] ? vectors * lanes : 0,
+                  kr < extent[2] ? kr : 0}};
+      if (llvm::any_of(reg.sizes, [](int64_t s) { return s != 0; }))
+        out.push_back(reg);
+      out.push_back(p);
+      vectorized = true;
+      continue;
+    }
+    }
+  }
+  if (!vectorized || out == plain || (int)out.size() > historyLength)
+    return std::nullopt;
+  return out;
+}
+
 std::optional<std::vector<Action>>
 translatePackedSchedule(const std::vector<Action> &plain,
                         std::array<int64_t, 3> mnk, int64_t panelWidth,
@@ -269,16 +366,11 @@ translatePackedSchedule(const std::vector<Action> &plain,
         out.push_back(p);
         continue;
       }
-      int64_t kr = 8;
-      for (const Action &q : plain)
-        if (q.isTiled() && q.sizes.size() == 3 && q.sizes[2] != 0)
-          kr = q.sizes[2];
-      int64_t r = 1;
-      while (2 * r * vectorsPerRow <= budget && extent[0] % (2 * r) == 0)
-        r *= 2;
+      int64_t kr = getRegisterTileDepth(plain, 2, extent[3]);
+      int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
       Action reg{ActionKind::Tiling,
                  {r < extent[0] ? r : 0, extent[1] > 1 ? 1 : 0, 0,
-                  kr < extent[3] && extent[3] % kr == 0 ? kr : 0}};
+                  kr < extent[3] ? kr : 0}};
       if (llvm::any_of(reg.sizes, [](int64_t s) { return s != 0; }))
         out.push_back(reg);
       out.push_back(p);
@@ -316,34 +408,73 @@ PassStep getPackRhsStep(int64_t minRowsToCopy) {
   return {"mlir-rl-pack-rhs", {{"constants-only", true}}};
 }
 
+bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
+  if (opts.pack && !getPackCandidates(root, opts.minRowsToCopy).empty())
+    return true;
+  if (!opts.registerTiles)
+    return false;
+  WalkResult r = root->walk([](linalg::LinalgOp op) {
+    return getPlainMatmulExtents(op) ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
 std::unique_ptr<Scheduler>
-schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
-               int64_t minRowsToCopy, VerifyScope verifyScope,
-               int64_t &packed, std::string &why) {
-  packed = 0;
-  std::map<int64_t, PackCandidate> candidates =
-      getPackCandidates(unscheduled, minRowsToCopy);
-  if (candidates.empty()) {
-    why = "no matmul to pack";
-    return nullptr;
+rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+                  const MatmulRescheduling &opts, VerifyScope verifyScope,
+                  int64_t &packed, int64_t &tiled, std::string &why) {
+  packed = 0, tiled = 0;
+  std::map<int64_t, PackCandidate> candidates;
+  if (opts.pack)
+    candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
+  // Plain matmuls that are not packed, by the plain op id.
+  std::map<int64_t, std::pair<std::array<int64_t, 3>, int64_t>> plainMatmuls;
+  if (opts.registerTiles) {
+    int64_t id = 0;
+    unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+      int64_t current = id++;
+      if (candidates.count(current))
+        return;
+      if (auto mnk = getPlainMatmulExtents(op))
+        plainMatmuls[current] = {
+            *mnk, (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
+                      .getIntOrFloatBitWidth()};
+    });
   }
   const ActionSpaceConfig &config = plain.getConfig();
+  // A producer fused into a consumer's tiles keeps its decision (its
+  // extents are the consumer tile's, not its own).
+  std::set<int64_t> fused;
+  for (const OpRecord &rec : plain.getOps())
+    if (rec.producerId >= 0 &&
+        llvm::any_of(rec.state.history, [](const Action &a) {
+          return a.info().has(kFusesProducer);
+        }))
+      fused.insert(rec.producerId);
+  for (int64_t id : fused) {
+    // Its consumer would find a collapse_shape instead.
+    if (candidates.count(id)) {
+      why = "matmul " + std::to_string(id) + " is fused into its consumer";
+      return nullptr;
+    }
+  }
   std::map<int64_t, std::vector<Action>> decided; // by the plain op id
   for (const OpRecord &rec : plain.getOps()) {
     if (rec.state.history.empty())
       continue;
     auto it = candidates.find(rec.id);
     if (it == candidates.end()) {
-      // A consumer that fused the matmul would find a collapse_shape.
-      if (rec.producerId >= 0 && candidates.count(rec.producerId) &&
-          llvm::any_of(rec.state.history, [](const Action &a) {
-            return a.info().has(kFusesProducer);
-          })) {
-        why = "op " + std::to_string(rec.id) + " fuses matmul " +
-              std::to_string(rec.producerId);
-        return nullptr;
-      }
       decided[rec.id] = rec.state.history;
+      auto mm = plainMatmuls.find(rec.id);
+      if (mm != plainMatmuls.end() && !fused.count(rec.id)) {
+        if (std::optional<std::vector<Action>> actions = translateRegisterTile(
+                rec.state.history, mm->second.first, mm->second.second,
+                config.legality, config.layout.historyLength)) {
+          decided[rec.id] = *actions;
+          ++tiled;
+        }
+      }
       continue;
     }
     const PackCandidate &c = it->second;
@@ -358,6 +489,10 @@ schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     }
     decided[rec.id] = *actions;
   }
+  if (candidates.empty() && tiled == 0) {
+    why = "no matmul to pack or register-tile";
+    return nullptr;
+  }
   // Tagged with the plain ids (the clone was made after plain's
   // initialize): the packed op keeps its tag, a copy of B has none.
   {
@@ -368,7 +503,7 @@ schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     });
     IRRewriter rewriter(unscheduled.getContext());
     for (auto &[id, c] : candidates) {
-      if (failed(packRhs(rewriter, c.op, c.panelWidth, minRowsToCopy))) {
+      if (failed(packRhs(rewriter, c.op, c.panelWidth, opts.minRowsToCopy))) {
         why = "a right-hand side could not be packed";
         return nullptr;
       }
@@ -382,7 +517,8 @@ schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   auto scheduler =
       std::make_unique<Scheduler>(unscheduled, config, verifyScope);
   std::vector<PassStep> prelude = plain.getPrelude();
-  prelude.push_back(getPackRhsStep(minRowsToCopy));
+  if (!candidates.empty())
+    prelude.push_back(getPackRhsStep(opts.minRowsToCopy));
   scheduler->setPrelude(prelude);
   scheduler->initialize();
   int64_t copies = llvm::count(plainIdOf, -1);
@@ -422,7 +558,7 @@ schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   }
   if (failed(verify(unscheduled))) {
     scheduler->removeTags();
-    why = "the packed module does not verify";
+    why = "the rescheduled module does not verify";
     return nullptr;
   }
   packed = candidates.size();

@@ -65,12 +65,15 @@ int64_t getPanelWidth(Type elementType, const LegalityConfig &legality);
 /// panels is then read that many times).
 inline constexpr int64_t kDefaultMinRowsToCopy = 128;
 
-/// The extents (M, N, K) of `op` when mlir-rl-pack-rhs packs it: a matmul
-/// in plain form (loops m, n, k; A(m, k), B(k, n), C(m, n)) with static
-/// shapes, tensor semantics, one init, integer or float elements of whole
-/// bytes and N a multiple of `panelWidth` (> 0), whose B is an
-/// arith.constant (dense or dense_resource), or which has at least
-/// `minRowsToCopy` (> 0) rows. Else nothing.
+/// The extents (M, N, K) of `op` when it is a matmul in plain form (loops
+/// m, n, k; A(m, k), B(k, n), C(m, n); a contraction) with static shapes,
+/// tensor semantics, one init and integer or float elements of whole bytes.
+std::optional<std::array<int64_t, 3>> getPlainMatmulExtents(linalg::LinalgOp op);
+
+/// The extents (M, N, K) of `op` when mlir-rl-pack-rhs packs it: a plain
+/// matmul (getPlainMatmulExtents) with N a multiple of `panelWidth` (> 0),
+/// whose B is an arith.constant (dense or dense_resource), or which has at
+/// least `minRowsToCopy` (> 0) rows. Else nothing.
 std::optional<std::array<int64_t, 3>>
 getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy);
 
@@ -98,6 +101,23 @@ translatePackedSchedule(const std::vector<Action> &plain,
                         int64_t elementBits, const LegalityConfig &legality,
                         int historyLength);
 
+/// A plain matmul's schedule (decided on the op of extents `mnk`) with
+/// the same register tile as translatePackedSchedule's, for a matmul that
+/// is not packed: the tiling before V keeps its sizes of m and n and
+/// leaves k whole, and T(r, c, kr) follows it (c: two vectors of columns,
+/// else one, r rows within the accumulator budget, kr the plain
+/// schedule's k tile, else 8, or the largest power of two below it that
+/// divides K). The policy's own inner tiling often exceeds the register
+/// file (T(8,32,8): 32 accumulators) or puts the reduction outside V's
+/// sub-tiles, so that accumulators go to memory at every step of k.
+/// Nothing when the schedule has no V, a step has no equivalent (TF,
+/// interchange), the columns are not a multiple of a vector, the result
+/// would not change anything or would be too long.
+std::optional<std::vector<Action>>
+translateRegisterTile(const std::vector<Action> &plain,
+                      std::array<int64_t, 3> mnk, int64_t elementBits,
+                      const LegalityConfig &legality, int historyLength);
+
 /// A matmul that mlir-rl-pack-rhs packs.
 struct PackCandidate {
   linalg::LinalgOp op;
@@ -116,19 +136,36 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
 /// threshold, or constants only (`minRowsToCopy` 0).
 PassStep getPackRhsStep(int64_t minRowsToCopy);
 
+/// What rescheduleMatmuls does after the policy's decisions.
+struct MatmulRescheduling {
+  /// Pack right-hand sides (mlir-rl-pack-rhs), non-constant ones for
+  /// matmuls of at least `minRowsToCopy` rows (0: constants only).
+  bool pack = true;
+  int64_t minRowsToCopy = kDefaultMinRowsToCopy;
+  /// Give matmuls that stay plain a register tile (translateRegisterTile).
+  bool registerTiles = true;
+};
+
+/// Whether `root` has a matmul that rescheduleMatmuls would pack or
+/// register-tile (before any decision: a plain matmul is a candidate).
+bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts);
+
 /// After `plain` has scheduled a module with the policy, schedules
-/// `unscheduled` (that module as `plain` took it) again with the right-hand
-/// sides of its matmuls packed: each op by `plain`'s decision, translated
-/// for the packed matmuls; the copies of non-constant right-hand sides by
-/// `policy`. On success `unscheduled` holds the scheduled packed IR and the
-/// returned scheduler (on it; its prelude: `plain`'s and the packing step)
-/// records the schedule; `packed` counts the packed matmuls. Null when
-/// nothing is packed, or a decision has no packed equivalent or does not
-/// apply (`why` says which; `unscheduled` is then left unspecified).
+/// `unscheduled` (that module as `plain` took it) again: each op by
+/// `plain`'s decision, translated for the packed matmuls (their right-hand
+/// sides packed, when `opts.pack`) and for plain matmuls given a register
+/// tile (when `opts.registerTiles`); the copies of non-constant right-hand
+/// sides by `policy`. On success `unscheduled` holds the scheduled IR and
+/// the returned scheduler (on it; its prelude: `plain`'s and, when any
+/// matmul was packed, the packing step) records the schedule; `packed`
+/// counts the packed matmuls, `tiled` the register-tiled plain ones. Null
+/// when there is nothing to change, or a packed matmul's decision has no
+/// packed equivalent, or the result does not apply (`why` says which;
+/// `unscheduled` is then left unspecified).
 std::unique_ptr<Scheduler>
-schedulePacked(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
-               int64_t minRowsToCopy, VerifyScope verifyScope,
-               int64_t &packed, std::string &why);
+rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+                  const MatmulRescheduling &opts, VerifyScope verifyScope,
+                  int64_t &packed, int64_t &tiled, std::string &why);
 
 } // namespace mlir::rl
 

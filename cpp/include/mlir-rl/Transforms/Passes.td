@@ -102,6 +102,10 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     Option<"packConstantsOnly", "pack-constants-only", "bool",
            /*default=*/"false",
            "With pack-rhs, pack constant right-hand sides only (no copies)">,
+    Option<"registerTiles", "register-tiles", "bool", /*default=*/"true",
+           "With the policy, give matmuls that are not packed a register "
+           "tile under the decided tiling (accumulators in registers over "
+           "the reduction)">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
