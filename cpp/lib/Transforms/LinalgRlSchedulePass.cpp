@@ -184,6 +184,10 @@ struct LinalgRlSchedulePass
         Scheduler greedy(module, ActionSpaceConfig::getDefault(), verifyScope);
         greedy.setPrelude(frontEndSteps);
         greedy.initialize();
+        // As without search: the matmuls rescheduled after the decisions.
+        OwningOpRef<ModuleOp> again;
+        if (hasMatmulsToReschedule(module, getRescheduling()))
+          again = cast<ModuleOp>(module->clone());
         PolicyStats stats;
         std::string error;
         auto runPolicy = makePolicyFn();
@@ -193,6 +197,9 @@ struct LinalgRlSchedulePass
           greedy.removeTags();
           return failure();
         }
+        if (again && succeeded(rescheduleMatmuls(module, greedy, *again,
+                                                 verifyScope, report)))
+          return success();
         return finish(module, greedy);
       }
       return finish(module, scheduler);

@@ -33,6 +33,7 @@ namespace mlir::rl {
 #define GEN_PASS_DEF_STRIPTRANSFORMIR
 #define GEN_PASS_DEF_LOWERPACKUNPACK
 #define GEN_PASS_DEF_MARKMANUALDEALLOCATION
+#define GEN_PASS_DEF_SPLITEMPTYTENSORS
 #define GEN_PASS_DEF_LOWERCOPIES
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
@@ -96,6 +97,28 @@ struct MarkManualDeallocationPass
         if (isa<memref::AllocOp, memref::AllocaOp, memref::ReallocOp>(alloc))
           alloc->setAttr(manual, unit);
     });
+  }
+};
+
+struct SplitEmptyTensorsPass
+    : public mlir::rl::impl::SplitEmptyTensorsBase<SplitEmptyTensorsPass> {
+  void runOnOperation() override {
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation()->walk([&](tensor::EmptyOp op) {
+      if (!op->hasOneUse() && !op->use_empty())
+        empties.push_back(op);
+    });
+    OpBuilder b(&getContext());
+    for (tensor::EmptyOp op : empties) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getUses())
+        uses.push_back(&use);
+      // The first use keeps the original; each other gets a clone next to
+      // it (not inside the user's loops).
+      b.setInsertionPointAfter(op);
+      for (OpOperand *use : llvm::drop_begin(uses))
+        use->set(b.clone(*op)->getResult(0));
+    }
   }
 };
 
@@ -635,6 +658,9 @@ const std::string &getLoweringPipeline() {
       "func.func(mlir-rl-lower-pack-unpack,canonicalize,mlir-rl-lower-vectors,"
       "lower-vector-mask,lower-vector-multi-reduction),mlir-rl-lower-math,"
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"
+      // An op whose result is inserted into a larger tensor (the padded
+      // input of a convolution) writes into that tensor's slice.
+      "mlir-rl-split-empty-tensors,eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       // Tiled inserts of in-place results bufferize to copies of a subview
