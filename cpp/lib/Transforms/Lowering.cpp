@@ -102,21 +102,35 @@ struct MarkManualDeallocationPass
 
 struct SplitEmptyTensorsPass
     : public mlir::rl::impl::SplitEmptyTensorsBase<SplitEmptyTensorsPass> {
+  /// A use of the whole tensor as a destination: an init of a linalg op,
+  /// a shared output of scf.forall, a reshape (of
+  /// an im2col matmul's init). Slices of one empty tensor that are filled
+  /// and inserted back (im2col) must keep sharing it.
+  static bool isWholeDestination(OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+      return linalgOp.isDpsInit(&use);
+    if (auto forall = dyn_cast<scf::ForallOp>(user))
+      return llvm::any_of(forall.getOutputsMutable(),
+                          [&](OpOperand &o) { return &o == &use; });
+    return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user);
+  }
+
   void runOnOperation() override {
     SmallVector<tensor::EmptyOp> empties;
-    getOperation()->walk([&](tensor::EmptyOp op) {
-      if (!op->hasOneUse() && !op->use_empty())
-        empties.push_back(op);
-    });
+    getOperation()->walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     OpBuilder b(&getContext());
     for (tensor::EmptyOp op : empties) {
-      SmallVector<OpOperand *> uses;
+      SmallVector<OpOperand *> whole;
       for (OpOperand &use : op->getUses())
-        uses.push_back(&use);
-      // The first use keeps the original; each other gets a clone next to
-      // it (not inside the user's loops).
+        if (isWholeDestination(use))
+          whole.push_back(&use);
+      if (whole.size() < 2)
+        continue;
+      // One whole use keeps the original (with any slices of it); each
+      // other gets a clone next to it (not inside the user's loops).
       b.setInsertionPointAfter(op);
-      for (OpOperand *use : llvm::drop_begin(uses))
+      for (OpOperand *use : llvm::drop_begin(whole))
         use->set(b.clone(*op)->getResult(0));
     }
   }

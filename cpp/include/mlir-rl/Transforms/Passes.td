@@ -168,16 +168,19 @@ def LowerPackUnpack : Pass<"mlir-rl-lower-pack-unpack"> {
 }
 
 def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
-  let summary = "One tensor.empty per use, so that empty-tensor elimination applies";
+  let summary = "One tensor.empty per destination, so that empty-tensor elimination applies";
   let description = [{
     CSE merges the `tensor.empty` ops of one type, so that a scheduled
     module often has one empty tensor as the destination of several ops.
     `eliminate-empty-tensors` (which lets an op write straight into the
     slice of a larger tensor it is inserted into, such as the padded input
     of the next convolution, instead of into a buffer of its own that is
-    then copied) only rewrites an empty tensor with a single use. This
-    pass gives every use its own `tensor.empty`. Part of `mlir-rl-lower`,
-    right before `eliminate-empty-tensors` and bufferization.
+    then copied) does not rewrite such a shared one. This pass gives
+    every use of the whole tensor as a destination (an init, a shared
+    output of `scf.forall`, a reshape) its own `tensor.empty`; slices of
+    it (an im2col buffer filled slice by slice) keep sharing one. Part of
+    `mlir-rl-lower`, right before `eliminate-empty-tensors` and
+    bufferization.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
