@@ -31,3 +31,19 @@ func.func @pad_input(%a: tensor<8x16xf32>) -> tensor<10x18xf32> {
   %ins = tensor.insert_slice %x into %p[1, 1] [8, 16] [1, 1] : tensor<8x16xf32> into tensor<10x18xf32>
   return %ins : tensor<10x18xf32>
 }
+
+// Slices of one empty tensor filled and inserted back (an im2col buffer)
+// keep sharing it: a second tensor.empty would be a second buffer.
+// SPLIT-LABEL: func.func @slices
+// SPLIT-COUNT-1: tensor.empty
+// SPLIT-NOT: tensor.empty
+func.func @slices(%a: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %s0 = tensor.extract_slice %e[0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> to tensor<4x8xf32>
+  %c0 = linalg.copy ins(%a : tensor<4x8xf32>) outs(%s0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %i0 = tensor.insert_slice %c0 into %e[0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<4x8xf32> into tensor<2x4x8xf32>
+  %s1 = tensor.extract_slice %i0[1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> to tensor<4x8xf32>
+  %c1 = linalg.exp ins(%a : tensor<4x8xf32>) outs(%s1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<4x8xf32> into tensor<2x4x8xf32>
+  return %i1 : tensor<2x4x8xf32>
+}
