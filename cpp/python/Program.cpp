@@ -386,7 +386,7 @@ bool Program::scheduleWithPolicy(const std::string &model,
   opts.pack = packRhs;
   opts.registerTiles = registerTiles;
   OwningOpRef<ModuleOp> unscheduled;
-  if ((packRhs || registerTiles) && !impl->scheduler->hasApplied() &&
+  if (!impl->scheduler->hasApplied() &&
       hasMatmulsToReschedule(*impl->module, opts))
     unscheduled = cast<ModuleOp>(impl->module->clone());
   int64_t hits = policy->getNumMemoHits();

@@ -167,9 +167,8 @@ struct LinalgRlSchedulePass
       // The policy decides on plain matmuls; the module is then scheduled
       // again with their B packed (Packing.h), from the module as it is now.
       OwningOpRef<ModuleOp> unscheduled;
-      if (usePolicy && search == 0 && tuningDb.empty() &&
-          hasMatmulsToReschedule(module, getRescheduling()))
-        unscheduled = cast<ModuleOp>(module->clone());
+      if (usePolicy && search == 0 && tuningDb.empty())
+        unscheduled = cloneForRescheduling(module);
       if (usePolicy &&
           failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
@@ -185,9 +184,7 @@ struct LinalgRlSchedulePass
         greedy.setPrelude(frontEndSteps);
         greedy.initialize();
         // As without search: the matmuls rescheduled after the decisions.
-        OwningOpRef<ModuleOp> again;
-        if (hasMatmulsToReschedule(module, getRescheduling()))
-          again = cast<ModuleOp>(module->clone());
+        OwningOpRef<ModuleOp> again = cloneForRescheduling(module);
         PolicyStats stats;
         std::string error;
         auto runPolicy = makePolicyFn();
@@ -229,6 +226,14 @@ struct LinalgRlSchedulePass
     opts.minRowsToCopy = packConstantsOnly ? 0 : kDefaultMinRowsToCopy;
     opts.registerTiles = registerTiles;
     return opts;
+  }
+
+  /// `module` as it is before the policy's decisions, kept to schedule
+  /// again (rescheduleMatmuls); null when it has no matmul to reschedule.
+  OwningOpRef<ModuleOp> cloneForRescheduling(ModuleOp module) const {
+    if (!hasMatmulsToReschedule(module, getRescheduling()))
+      return nullptr;
+    return cast<ModuleOp>(module->clone());
   }
 
   /// Schedules `unscheduled` (the module before `plain` scheduled it)

@@ -103,9 +103,9 @@ struct MarkManualDeallocationPass
 struct SplitEmptyTensorsPass
     : public mlir::rl::impl::SplitEmptyTensorsBase<SplitEmptyTensorsPass> {
   /// A use of the whole tensor as a destination: an init of a linalg op,
-  /// a shared output of scf.forall, a reshape (of
-  /// an im2col matmul's init). Slices of one empty tensor that are filled
-  /// and inserted back (im2col) must keep sharing it.
+  /// a shared output of scf.forall, a reshape (of an im2col matmul's
+  /// init). Slices of one empty tensor that are filled and inserted back
+  /// (im2col) must keep sharing it.
   static bool isWholeDestination(OpOperand &use) {
     Operation *user = use.getOwner();
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))

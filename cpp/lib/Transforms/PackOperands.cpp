@@ -245,19 +245,25 @@ int64_t getRegisterTileDepth(const std::vector<Action> &plain, size_t kLoop,
   return std::max<int64_t>(kr, 1);
 }
 
-} // namespace
+using Sizes = std::vector<int64_t>;
 
-std::optional<std::vector<Action>>
-translateRegisterTile(const std::vector<Action> &plain,
-                      std::array<int64_t, 3> mnk, int64_t elementBits,
-                      const LegalityConfig &legality, int historyLength) {
-  if (elementBits <= 0 || legality.vectorRegisterBits <= 0)
-    return std::nullopt;
-  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
-  int64_t budget = getAccumulatorRegisterBudget(legality);
-  std::array<int64_t, 3> extent = mnk; // as the tilings leave them
+/// The walk both translations share: a plain matmul schedule's steps on
+/// loops (m, n, k) carried over to the target op's loops, starting at
+/// `extent`. NT stays; TF and interchange have no equivalent. A tiling's
+/// sizes go through `mapSizes` (nothing: no equivalent); the tiling right
+/// before V leaves the reduction (target loop `kLoop`) whole, and each V
+/// gets `registerTile(extents as the tilings leave them)` before it
+/// (nothing: no equivalent; all zeros: V as it is). Nothing when the
+/// result is longer than `historyLength`.
+std::optional<std::vector<Action>> translateTilings(
+    const std::vector<Action> &plain, Sizes extent, size_t kLoop,
+    llvm::function_ref<std::optional<Sizes>(const Sizes &)> mapSizes,
+    llvm::function_ref<std::optional<Sizes>(const Sizes &)> registerTile,
+    int historyLength) {
+  auto anyTiled = [](const Sizes &sizes) {
+    return llvm::any_of(sizes, [](int64_t s) { return s != 0; });
+  };
   std::vector<Action> out;
-  bool vectorized = false;
   for (size_t a = 0; a < plain.size(); ++a) {
     const Action &p = plain[a];
     switch (p.kind) {
@@ -269,41 +275,72 @@ translateRegisterTile(const std::vector<Action> &plain,
       return std::nullopt;
     case ActionKind::Tiling:
     case ActionKind::TiledParallelization: {
-      if (p.sizes.size() != 3)
+      std::optional<Sizes> sizes = mapSizes(p.sizes);
+      if (!sizes || sizes->size() != extent.size())
         return std::nullopt;
-      Action t = p;
+      Action t{p.kind, *sizes};
       bool beforeV = a + 1 < plain.size() &&
                      plain[a + 1].kind == ActionKind::Vectorization;
       if (beforeV && p.kind == ActionKind::Tiling)
-        t.sizes[2] = 0;
-      if (llvm::any_of(t.sizes, [](int64_t s) { return s != 0; }))
+        t.sizes[kLoop] = 0;
+      if (anyTiled(t.sizes))
         out.push_back(t);
-      for (int l = 0; l < 3; ++l)
+      for (size_t l = 0; l < extent.size(); ++l)
         if (t.sizes[l] != 0)
           extent[l] = t.sizes[l];
       continue;
     }
     case ActionKind::Vectorization: {
-      int64_t vectors = extent[1] % (2 * lanes) == 0 ? 2
-                        : extent[1] % lanes == 0     ? 1
-                                                     : 0;
-      if (vectors == 0)
+      std::optional<Sizes> reg = registerTile(extent);
+      if (!reg)
         return std::nullopt;
-      int64_t r = getRegisterTileRows(extent[0], vectors, budget);
-      int64_t kr = getRegisterTileDepth(plain, 2, extent[2]);
-      Action reg{ActionKind::Tiling,
-                 {r < extent[0] ? r : 0,
-                  vectors * lanes < extent[1] ? vectors * lanes : 0,
-                  kr < extent[2] ? kr : 0}};
-      if (llvm::any_of(reg.sizes, [](int64_t s) { return s != 0; }))
-        out.push_back(reg);
+      if (anyTiled(*reg))
+        out.push_back(Action{ActionKind::Tiling, *reg});
       out.push_back(p);
-      vectorized = true;
       continue;
     }
     }
   }
-  if (!vectorized || out == plain || (int)out.size() > historyLength)
+  if ((int)out.size() > historyLength)
+    return std::nullopt;
+  return out;
+}
+
+} // namespace
+
+std::optional<std::vector<Action>>
+translateRegisterTile(const std::vector<Action> &plain,
+                      std::array<int64_t, 3> mnk, int64_t elementBits,
+                      const LegalityConfig &legality, int historyLength) {
+  if (elementBits <= 0 || legality.vectorRegisterBits <= 0 ||
+      llvm::none_of(plain, [](const Action &a) {
+        return a.kind == ActionKind::Vectorization;
+      }))
+    return std::nullopt;
+  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
+  int64_t budget = getAccumulatorRegisterBudget(legality);
+  auto same = [](const Sizes &sizes) -> std::optional<Sizes> {
+    if (sizes.size() != 3)
+      return std::nullopt;
+    return sizes;
+  };
+  // Rows of two vectors of columns, else one.
+  auto registerTile = [&](const Sizes &extent) -> std::optional<Sizes> {
+    int64_t vectors = extent[1] % (2 * lanes) == 0 ? 2
+                      : extent[1] % lanes == 0     ? 1
+                                                   : 0;
+    if (vectors == 0)
+      return std::nullopt;
+    int64_t r = getRegisterTileRows(extent[0], vectors, budget);
+    int64_t kr = getRegisterTileDepth(plain, 2, extent[2]);
+    return Sizes{r < extent[0] ? r : 0,
+                 vectors * lanes < extent[1] ? vectors * lanes : 0,
+                 kr < extent[2] ? kr : 0};
+  };
+  std::optional<std::vector<Action>> out =
+      translateTilings(plain, Sizes(mnk.begin(), mnk.end()), /*kLoop=*/2,
+                       same, registerTile, historyLength);
+  if (!out || *out == plain)
     return std::nullopt;
   return out;
 }
@@ -319,68 +356,37 @@ translatePackedSchedule(const std::vector<Action> &plain,
   int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
   int64_t vectorsPerRow = (NB + lanes - 1) / lanes;
   int64_t budget = getAccumulatorRegisterBudget(legality);
-  // Extents of (m, j, i, k) as the tilings leave them.
-  std::array<int64_t, 4> extent = {mnk[0], mnk[1] / NB, NB, mnk[2]};
-  std::vector<Action> out;
-  for (size_t a = 0; a < plain.size(); ++a) {
-    const Action &p = plain[a];
-    switch (p.kind) {
-    case ActionKind::NoTransformation:
-      out.push_back(p);
-      continue;
-    case ActionKind::TiledFusion:
-    case ActionKind::Interchange:
+  // A size s of n as panels j = s/NB (i whole) when NB divides it, as
+  // j = 1, i = s when it divides NB.
+  auto toPanels = [&](const Sizes &sizes) -> std::optional<Sizes> {
+    if (sizes.size() != 3)
       return std::nullopt;
-    case ActionKind::Tiling:
-    case ActionKind::TiledParallelization: {
-      if (p.sizes.size() != 3)
-        return std::nullopt;
-      int64_t sn = p.sizes[1], sj, si;
-      if (sn == 0) {
-        sj = 0, si = 0;
-      } else if (sn % NB == 0) {
-        sj = sn / NB, si = 0;
-      } else if (NB % sn == 0) {
-        sj = 1, si = sn;
-      } else {
-        return std::nullopt;
-      }
-      Action t{p.kind, {p.sizes[0], sj, si, p.sizes[2]}};
-      // The tiling right before V leaves the reduction to the register
-      // tile below.
-      bool beforeV = a + 1 < plain.size() &&
-                     plain[a + 1].kind == ActionKind::Vectorization;
-      if (beforeV && p.kind == ActionKind::Tiling)
-        t.sizes[3] = 0;
-      if (llvm::any_of(t.sizes, [](int64_t s) { return s != 0; }))
-        out.push_back(t);
-      for (int l = 0; l < 4; ++l)
-        if (t.sizes[l] != 0)
-          extent[l] = t.sizes[l];
-      continue;
+    int64_t sn = sizes[1], sj, si;
+    if (sn == 0) {
+      sj = 0, si = 0;
+    } else if (sn % NB == 0) {
+      sj = sn / NB, si = 0;
+    } else if (NB % sn == 0) {
+      sj = 1, si = sn;
+    } else {
+      return std::nullopt;
     }
-    case ActionKind::Vectorization: {
-      // The register tile: rows of m (a power of two dividing its extent),
-      // one panel, the reduction by the plain schedule's last k tile.
-      if (extent[2] != NB) { // a panel split: vectorize as it is
-        out.push_back(p);
-        continue;
-      }
-      int64_t kr = getRegisterTileDepth(plain, 2, extent[3]);
-      int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
-      Action reg{ActionKind::Tiling,
-                 {r < extent[0] ? r : 0, extent[1] > 1 ? 1 : 0, 0,
-                  kr < extent[3] ? kr : 0}};
-      if (llvm::any_of(reg.sizes, [](int64_t s) { return s != 0; }))
-        out.push_back(reg);
-      out.push_back(p);
-      continue;
-    }
-    }
-  }
-  if ((int)out.size() > historyLength)
-    return std::nullopt;
-  return out;
+    return Sizes{sizes[0], sj, si, sizes[2]};
+  };
+  // Rows of m (a power of two dividing its extent), one panel, the
+  // reduction by the plain schedule's last k tile; none when a tiling
+  // split the panel (V as it is).
+  auto registerTile = [&](const Sizes &extent) -> std::optional<Sizes> {
+    if (extent[2] != NB)
+      return Sizes(4, 0);
+    int64_t kr = getRegisterTileDepth(plain, 2, extent[3]);
+    int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
+    return Sizes{r < extent[0] ? r : 0, extent[1] > 1 ? 1 : 0, 0,
+                 kr < extent[3] ? kr : 0};
+  };
+  // Extents of (m, j, i, k).
+  return translateTilings(plain, Sizes{mnk[0], mnk[1] / NB, NB, mnk[2]},
+                          /*kLoop=*/3, toPanels, registerTile, historyLength);
 }
 
 std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
