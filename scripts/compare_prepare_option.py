@@ -9,11 +9,14 @@ one process, outputs compared (a developer's aid).
   .venv/bin/python scripts/compare_prepare_option.py \
       --models bert_layer --option linalg-rl-schedule:pack-constant-rhs=false,true
 
+--models also takes .mlir files (kernels; prepared the same way).
+
 Models are imported with torch-mlir on first use (cached in runs/models, as
 `mlir-rl bench --suite models` does).
 """
 import argparse
 import subprocess
+from pathlib import Path
 
 import mlir_rl
 from mlir_rl.bench.peers import model_file
@@ -39,7 +42,8 @@ def main() -> None:
     of_schedule = pass_name == "linalg-rl-schedule"
     assert of_schedule or pass_name in pipe, f"{pass_name} is not in {pipe}"
     for model in args.models.split(","):
-        text = model_file(model).read_text()
+        text = (Path(model).read_text() if model.endswith(".mlir")
+                else model_file(model).read_text())
         irs = {}
         for v in values:
             p = pipe if of_schedule else pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a scheduled program spends its time, op by op (a developer's aid).
 
-    scripts/profile_ops.py FILE [--prepare] [--schedule S] [--iters N] [--threads T] [--no-perf]
+    scripts/profile_ops.py FILE [--prepare] [--schedule S | --scheduled] [--iters N] [--threads T] [--no-perf]
 
 FILE is scheduled (by the shipped policy, or --schedule) and its first public
 function is compiled ahead of time with line tables that point into the
@@ -61,6 +61,8 @@ def main() -> None:
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--schedule")
     ap.add_argument("--model")
+    ap.add_argument("--scheduled", action="store_true",
+                    help="FILE is already scheduled (e.g. by mlir-opt with pass options)")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=30)
@@ -79,7 +81,10 @@ def main() -> None:
         cmd += ["--schedule", a.schedule]
     if a.model:
         cmd += ["--model", a.model]
-    run(cmd)
+    if a.scheduled:
+        sched.write_text(Path(a.file).read_text())
+    else:
+        run(cmd)
 
     text = sched.read_text()
     # The executable has its own main: rename a function of that name.

@@ -4,6 +4,7 @@ rows) and are scheduled by the policy's decision on their plain form
 (Packing.h): in the pass and in-process alike, with outputs equal to the
 unscheduled program."""
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from mlir_rl.bench.timing import time_compiled
 from mlir_rl.core import Module, prepare
 from mlir_rl.data import kernels
 from mlir_rl.passes import run_pass
+from mlir_rl.paths import opt_path
 
 # Panels of 16 f32 (two 256-bit registers), whatever the host.
 AVX2 = {"MLIR_RL_VECTOR_REGISTERS": "16x256"}
@@ -68,6 +70,30 @@ def test_pass_packs_an_argument_by_a_copy(monkeypatch):
     assert ok, err
     only = run_pass(text, name="matmul", extra=["pack-constants-only=true"])
     assert "packed into panels" not in only.stderr
+    assert "packed into panels" not in run_pass(text, extra=["min-rows-to-copy=0"]).stderr
+
+
+def test_the_rows_a_copy_needs_is_a_pass_option(monkeypatch, tmp_path):
+    """min-rows-to-copy=64 packs a 64-row matmul's argument B by a copy (the
+    default, 128, does not); the dumped replay script carries the threshold
+    and replays to the same program."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.matmul(64, 256, 64)
+    assert "packed into panels" not in run_pass(text).stderr
+    result = run_pass(text, name="matmul", extra=["min-rows-to-copy=64"])
+    assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
+    assert '"min-rows-to-copy" = 64' in result.script
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+    dump = tmp_path / "schedule.mlir"
+    dump.write_text(result.script)
+    replayed = subprocess.run(
+        [str(opt_path()), "-p", "builtin.module(transform-preload-library{transform-library-paths="
+         f"{dump}}},transform-interpreter)"], input=text, capture_output=True, text=True)
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    assert "tensor<16x64x16xf32>" in replayed.stdout
+    ok, err = _outputs_equal(text, replayed.stdout)
+    assert ok, err
 
 
 def test_in_process_scheduling_packs_as_the_pass_does():

@@ -2,9 +2,11 @@
 that it changes no output (on random programs too), and its entry points."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mlir_rl
@@ -338,6 +340,79 @@ def test_one_generic_im2col_copy_gives_equal_outputs(conv, mlir_rl_opt):
         [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{max-tap-copies=0},"
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
     _check_im2col(conv, text, after, lambda k: 1)
+
+
+PIXEL_ROW_CONVS = [  # NCHW with channels in whole vectors (8), then one with 3 (left NCHW)
+    ("nchw_fchw", 1, 8, 10, 16, 3, 1, 1, "f32"), ("nchw_fchw", 2, 16, 9, 8, 3, 2, 1, "f32"),
+    ("nchw_fchw", 1, 8, 8, 24, 1, 1, 1, "f32"), ("nchw_fchw", 1, 16, 13, 4, 3, 2, 2, "f32"),
+    ("nchw_fchw", 1, 8, 9, 8, 3, 1, 1, "f64"), ("nchw_fchw", 1, 3, 11, 8, 3, 1, 1, "f32"),
+]
+
+
+def _pixel_rows(text: str, mlir_rl_opt: str) -> str:
+    return subprocess.run(
+        [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{nchw-pixel-rows=true},"
+         "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("conv", PIXEL_ROW_CONVS, ids=lambda c: "-".join(map(str, c)))
+def test_nchw_convolutions_as_pixel_rows_keep_their_outputs(conv, mlir_rl_opt):
+    """nchw-pixel-rows: the matmul has a row per output pixel ([OH*OW, K] x
+    [K, F], the filter as its right-hand side) between transposes, unless
+    the channels are not a multiple of 8."""
+    text = _conv(*conv)
+    after = _pixel_rows(text, mlir_rl_opt)
+    _, n, c, size, f, k, stride, dilation, elt = conv
+    if c % 8 != 0:
+        assert after == subprocess.run(
+            [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul,canonicalize,cse)"],
+            input=text, capture_output=True, text=True, check=True).stdout
+        return
+    assert "linalg.conv_2d" not in after
+    # The filter [K, F] as the matmul's right-hand side.
+    assert f"<{c * k * k}x{f}x{elt}>" in after, after
+    copies = [o for o in mlir_rl.Module.parse(after).ops()
+              if o.kind == "generic" and "r" not in o.iterators]
+    # Transposes of the input, the filter and the result; a copy per tap
+    # (none for a 1x1 stride-1 convolution).
+    assert len(copies) == 3 + (0 if k == 1 and stride == 1 else k * k)
+    _assert_same_outputs(text, after)
+
+
+def test_pixel_rows_transpose_a_constant_filter_at_compile_time_and_fuse_the_epilogue(mlir_rl_opt):
+    """A constant filter becomes a constant in HWCF order (no transpose at
+    run time; canonicalization collapses it to [K, F]); the transpose back to NCHW goes into the relu after the
+    convolution; outputs equal."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    dense = "[" + ", ".join("%.6e" % v for v in w.ravel()) + "]"
+    w_t, o_t = "tensor<16x8x3x3xf32>", "tensor<1x16x8x8xf32>"
+    text = (f"func.func @main(%x: tensor<1x8x10x10xf32>) -> {o_t} {{\n"
+            f"  %w = arith.constant dense<{dense}> : tensor<1152xf32>\n"
+            f"  %w4 = tensor.expand_shape %w [[0, 1, 2, 3]] output_shape [16, 8, 3, 3] "
+            f": tensor<1152xf32> into {w_t}\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {o_t}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {o_t}) -> {o_t}\n"
+            f"  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<1> : tensor<2xi64>}} ins(%x, %w4 : tensor<1x8x10x10xf32>, {w_t}) "
+            f"outs(%f : {o_t}) -> {o_t}\n"
+            f"  %e2 = tensor.empty() : {o_t}\n"
+            f"  %y = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, "
+            f"affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = [\"parallel\", "
+            f"\"parallel\", \"parallel\", \"parallel\"]}} ins(%r : {o_t}) outs(%e2 : {o_t}) {{\n"
+            f"  ^bb0(%i: f32, %o: f32):\n    %m = arith.maximumf %i, %z : f32\n"
+            f"    linalg.yield %m : f32\n  }} -> {o_t}\n  return %y : {o_t}\n}}\n")
+    text = subprocess.run([mlir_rl_opt, "-p", "builtin.module(canonicalize)"], input=text,
+                          capture_output=True, text=True, check=True).stdout
+    assert "dense<" in text and "tensor<16x8x3x3xf32>" in text
+    after = _pixel_rows(text, mlir_rl_opt)
+    assert "linalg.conv_2d" not in after
+    # The filter as [KH*KW*C, F] (transposed to HWCF, then collapsed).
+    assert re.search(r"arith.constant dense<.*> : tensor<72x16xf32>", after), after
+    # Generics: the input's transpose, nine tap copies, the matmul, the relu
+    # (which took the transpose back to NCHW).
+    assert _names(after).count("linalg.generic") == 12, _names(after)
+    _assert_same_outputs(text, after)
 
 
 def _window(op: str, n: int, c: int, size: int, k: int, stride: int, dilation: int,

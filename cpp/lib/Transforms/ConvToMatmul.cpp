@@ -12,6 +12,7 @@
 // its innermost loop reads the input contiguously.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
@@ -397,6 +398,71 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   return matmul.getOperation();
 }
 
+/// `v` transposed (result dim i = dim perm[i] of `v`): a constant at
+/// compile time, a fill of an empty tensor as a fill of the new shape, else
+/// an all-parallel generic.
+Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
+                     ArrayRef<int64_t> perm, StringRef keySuffix) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  auto outType = RankedTensorType::get(shape, t.getElementType());
+  if (auto cst = v.getDefiningOp<arith::ConstantOp>())
+    if (TypedAttr value = rl::transposeConstant(cst.getValue(), t.getShape(),
+                                                perm, outType, keySuffix))
+      return arith::ConstantOp::create(rewriter, loc, outType, value);
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, shape, t.getElementType());
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    if (fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+          .getResult(0);
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned rank = perm.size();
+  // out[i0, .., in] = v[..]: v's dim perm[i] is loop i.
+  SmallVector<AffineExpr> inExprs(rank);
+  for (unsigned i = 0; i < rank; ++i)
+    inExprs[perm[i]] = getAffineDimExpr(i, ctx);
+  return linalg::GenericOp::create(
+             rewriter, loc, outType, ValueRange{v}, ValueRange{empty},
+             ArrayRef<AffineMap>{AffineMap::get(rank, 0, inExprs, ctx),
+                                 rewriter.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &ob, Location l, ValueRange args) {
+               linalg::YieldOp::create(ob, l, args[0]);
+             })
+      .getResult(0);
+}
+
+/// An NCHW convolution as an NHWC one (conv_2d_nhwc_hwcf) between
+/// transposes: input to NHWC, filter to HWCF (at compile time when
+/// constant), init to NHWC, the result back to NCHW. Returns the new
+/// convolution; the transpose of its result goes to `back`.
+linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
+                                 linalg::Conv2DNchwFchwOp conv,
+                                 Operation *&back) {
+  Location loc = conv.getLoc();
+  rewriter.setInsertionPoint(conv);
+  SmallVector<int64_t> toNhwc = {0, 2, 3, 1}, toNchw = {0, 3, 1, 2};
+  Value x = transposeValue(rewriter, loc, conv.getDpsInputs()[0], toNhwc, "");
+  Value w = transposeValue(rewriter, loc, conv.getDpsInputs()[1],
+                           {2, 3, 1, 0}, "_hwcf");
+  Value init =
+      transposeValue(rewriter, loc, conv.getDpsInits()[0], toNhwc, "");
+  auto nhwc = linalg::Conv2DNhwcHwcfOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{x, w},
+      ValueRange{init}, conv.getStrides(), conv.getDilations());
+  Value result = transposeValue(rewriter, loc, nhwc.getResult(0), toNchw, "");
+  back = result.getDefiningOp();
+  rewriter.replaceOp(conv, result);
+  return cast<linalg::LinalgOp>(nhwc.getOperation());
+}
+
+/// Channels of a pixel-row convolution's input are a multiple of this.
+constexpr int64_t kPixelRowChannels = 8;
+
 struct ConvToMatmulPass
     : public mlir::rl::impl::ConvToMatmulBase<ConvToMatmulPass> {
   using ConvToMatmulBase::ConvToMatmulBase;
@@ -413,6 +479,29 @@ struct ConvToMatmulPass
       convs.push_back({op, *s});
     });
     IRRewriter rewriter(&getContext());
+    // The transposes of pixel-row convolutions' results back to NCHW, by
+    // an attribute (fusion erases and creates ops).
+    constexpr StringLiteral kBack = "mlir_rl.back_to_nchw";
+    bool anyBack = false;
+    if (nchwPixelRows) {
+      for (auto &[op, shape] : convs) {
+        // Channels in whole vectors: the pixel rows' copies move runs of C
+        // elements (an RGB image's 3 channels stay NCHW).
+        auto nchw = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
+        if (!nchw || shape.c % kPixelRowChannels != 0)
+          continue;
+        Operation *back = nullptr;
+        op = transposeToNhwc(rewriter, nchw, back);
+        if (isa<linalg::GenericOp>(back)) {
+          back->setAttr(kBack, rewriter.getUnitAttr());
+          anyBack = true;
+        }
+        std::optional<ConvShape> s = getConvShape(op);
+        if (!s)
+          return signalPassFailure();
+        shape = *s;
+      }
+    }
     llvm::SmallPtrSet<Operation *, 16> matmuls;
     for (auto &[op, shape] : convs) {
       FailureOr<Operation *> matmul =
@@ -423,6 +512,20 @@ struct ConvToMatmulPass
     }
     if (matmuls.empty())
       return;
+    // A transpose back to NCHW goes into its elementwise consumers (batch
+    // norm, relu, a residual add), which then read the matmul's result
+    // through a permuted map and can take it into their tiles.
+    if (anyBack) {
+      RewritePatternSet fusion(&getContext());
+      linalg::populateElementwiseOpsFusionPatterns(
+          fusion, [&](OpOperand *operand) {
+            Operation *producer = operand->get().getDefiningOp();
+            return producer && producer->hasAttr(kBack);
+          });
+      if (failed(applyPatternsGreedily(getOperation(), std::move(fusion))))
+        return signalPassFailure();
+      getOperation()->walk([&](Operation *op) { op->removeAttr(kBack); });
+    }
     // The generics that consume a convolution (batch norm, bias, relu) are
     // collapsed to the matmul's shape, so that the scheduler can fuse the
     // matmul into their tiles (the expand_shape between them would stop it).

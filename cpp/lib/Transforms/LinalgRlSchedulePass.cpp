@@ -223,7 +223,7 @@ struct LinalgRlSchedulePass
   MatmulRescheduling getRescheduling() const {
     MatmulRescheduling opts;
     opts.pack = packRhs;
-    opts.minRowsToCopy = packConstantsOnly ? 0 : kDefaultMinRowsToCopy;
+    opts.minRowsToCopy = packConstantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
     opts.registerTiles = registerTiles;
     return opts;
   }

@@ -803,13 +803,14 @@ LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
   for (const PassStep &step : steps) {
     text += (first ? "" : ",") + step.name;
     first = false;
-    if (step.options.empty())
+    if (step.options.empty() && step.intOptions.empty())
       continue;
-    text += "{";
-    for (size_t i = 0; i < step.options.size(); ++i)
-      text += (i ? " " : "") + step.options[i].first + "=" +
-              (step.options[i].second ? "true" : "false");
-    text += "}";
+    std::vector<std::string> opts;
+    for (const auto &[key, value] : step.options)
+      opts.push_back(key + "=" + (value ? "true" : "false"));
+    for (const auto &[key, value] : step.intOptions)
+      opts.push_back(key + "=" + std::to_string(value));
+    text += "{" + llvm::join(opts, " ") + "}";
   }
   text += "))";
   return buildPipeline(pm, text, "policy front end");

@@ -411,7 +411,9 @@ PassStep getPackRhsStep(int64_t minRowsToCopy) {
   // PassStep options are flags: the default threshold, or constants only.
   if (minRowsToCopy == kDefaultMinRowsToCopy)
     return {"mlir-rl-pack-rhs", {}};
-  return {"mlir-rl-pack-rhs", {{"constants-only", true}}};
+  if (minRowsToCopy <= 0)
+    return {"mlir-rl-pack-rhs", {{"constants-only", true}}};
+  return {"mlir-rl-pack-rhs", {}, {{"min-rows-to-copy", minRowsToCopy}}};
 }
 
 bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
@@ -579,7 +581,7 @@ struct PackRhsPass : public mlir::rl::impl::PackRhsBase<PackRhsPass> {
   using PackRhsBase::PackRhsBase;
 
   void runOnOperation() override {
-    int64_t minRows = constantsOnly ? 0 : rl::kDefaultMinRowsToCopy;
+    int64_t minRows = constantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
     IRRewriter rewriter(&getContext());
     for (auto &[id, c] :
          rl::getPackCandidates(getOperation(), minRows, panelWidth))

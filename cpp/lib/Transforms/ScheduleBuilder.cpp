@@ -216,6 +216,8 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
       SmallVector<NamedAttribute> opts;
       for (const auto &[key, value] : step.options)
         opts.push_back(b.getNamedAttr(key, b.getBoolAttr(value)));
+      for (const auto &[key, value] : step.intOptions)
+        opts.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
       handle = tr::ApplyRegisteredPassOp::create(
                    b, loc, anyOp(ctx), handle, step.name,
                    b.getDictionaryAttr(opts), ValueRange())

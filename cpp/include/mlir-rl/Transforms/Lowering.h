@@ -47,6 +47,7 @@ LogicalResult prepareModule(ModuleOp module, std::string &error);
 struct PassStep {
   std::string name;
   std::vector<std::pair<std::string, bool>> options;
+  std::vector<std::pair<std::string, int64_t>> intOptions;
 };
 /// The passes that put a module's windowed ops (2-D convolutions, poolings,
 /// NCHW depthwise convolutions) into the forms the policy schedules

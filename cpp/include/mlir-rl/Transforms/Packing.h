@@ -132,8 +132,8 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
                                                    int64_t minRowsToCopy,
                                                    int64_t panelWidth = 0);
 
-/// The pass step that packs (the replay script's prelude): the default
-/// threshold, or constants only (`minRowsToCopy` 0).
+/// The pass step that packs (the replay script's prelude) with the
+/// threshold `minRowsToCopy` (0: constants only).
 PassStep getPackRhsStep(int64_t minRowsToCopy);
 
 /// What rescheduleMatmuls does after the policy's decisions.

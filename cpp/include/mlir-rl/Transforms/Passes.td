@@ -102,6 +102,11 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     Option<"packConstantsOnly", "pack-constants-only", "bool",
            /*default=*/"false",
            "With pack-rhs, pack constant right-hand sides only (no copies)">,
+    Option<"minRowsToCopy", "min-rows-to-copy", "int64_t",
+           /*default=*/"128",
+           "With pack-rhs, copy a right-hand side that is not constant into "
+           "panels at run time when the matmul has at least this many rows "
+           "(0: constants only)">,
     Option<"registerTiles", "register-tiles", "bool", /*default=*/"true",
            "With the policy, give matmuls that are not packed a register "
            "tile under the decided tiling (accumulators in registers over "
@@ -352,6 +357,13 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "Write the im2col copy as one identity generic per filter tap up "
            "to this many taps (KH*KW), else as one generic whose window maps "
            "the vectorizer does not take (0: always one generic)">,
+    Option<"nchwPixelRows", "nchw-pixel-rows", "bool", /*default=*/"false",
+           "Compute an NCHW convolution as an NHWC one between transposes "
+           "(input to NHWC, filter to HWCF, at compile time when constant, "
+           "the result back to NCHW): the matmul then has a row per output "
+           "pixel and the filter as its right-hand side, which packing "
+           "stores as panels (without it the filter is the left-hand side "
+           "and the right-hand side an im2col matrix with a row of OH*OW)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -444,6 +456,9 @@ def PackRhs : Pass<"mlir-rl-pack-rhs"> {
            "Columns per panel (0: two vector registers of the host)">,
     Option<"constantsOnly", "constants-only", "bool", /*default=*/"false",
            "Pack constant right-hand sides only (no copies)">,
+    Option<"minRowsToCopy", "min-rows-to-copy", "int64_t", /*default=*/"128",
+           "Copy a right-hand side that is not constant into panels when the "
+           "matmul has at least this many rows (0: constants only)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
