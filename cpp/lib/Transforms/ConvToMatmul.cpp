@@ -497,8 +497,11 @@ struct ConvToMatmulPass
           anyBack = true;
         }
         std::optional<ConvShape> s = getConvShape(op);
-        if (!s)
+        if (!s) {
+          op->emitError("mlir-rl-conv-to-matmul: the NHWC form of an NCHW "
+                        "convolution (nchw-pixel-rows) is not one it rewrites");
           return signalPassFailure();
+        }
         shape = *s;
       }
     }
