@@ -6,8 +6,13 @@
 // chain in one generic (the per-channel rsqrt, which the chain broadcasts,
 // stays apart: fused it would be recomputed per pixel), the pad folded into
 // the chain's output (a filled tensor, the chain written into its interior).
+// With NCHW convolutions kept NCHW (the steps of mlir-rl-prepare, spelled
+// out with nchw-pixel-rows=false):
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
-// RUN:   -p 'builtin.module(mlir-rl-prepare)' | FileCheck %s
+// RUN:   -p 'builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,mlir-rl-conv-to-matmul{nchw-pixel-rows=false},mlir-rl-unroll-windows,canonicalize,cse,mlir-rl-untie-inits,mlir-rl-pad-to-tiles)' | FileCheck %s
+// By default the convolutions (8 and 16 channels) become pixel rows:
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(mlir-rl-prepare)' | FileCheck %s --check-prefix=PIXEL
 // The untie step alone clones the shared fill, and nothing else:
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-untie-inits)' | FileCheck %s --check-prefix=UNTIE
 // Prepared and scheduled by the policy in one mlir-opt: the result verifies.
@@ -49,6 +54,24 @@
 // CHECK:       %[[M3:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[COL3C]] : tensor<16x144xf32>, tensor<144x64xf32>) outs(%[[F1]] :
 // CHECK-NOT:   linalg.generic
 // CHECK:       return
+
+// PIXEL-LABEL: func.func @block
+// The third convolution's constant filter, transposed to HWCF and collapsed
+// to [K, F] at compile time:
+// PIXEL:       arith.constant dense<1.000000e+00> : tensor<144x16xf32>
+// The input transposed to NHWC, one copy per tap into [OH, OW, KH, KW, C]:
+// PIXEL-COUNT-9: linalg.generic {{.*}} outs(%{{.+}} : tensor<8x8x1x1x8xf32>)
+// PIXEL-NOT:   linalg.generic {{.*}} outs(%{{.+}} : tensor<8x8x1x1x8xf32>)
+// PIXEL:       %[[COL:.+]] = tensor.collapse_shape %{{.+}} : tensor<8x8x3x3x8xf32> into tensor<64x72xf32>
+// A row per pixel, the filter as B:
+// PIXEL:       linalg.generic {{.*}} ins(%[[COL]], %{{.+}} : tensor<64x72xf32>, tensor<72x16xf32>)
+// PIXEL:       linalg.generic {{.*}} ins(%[[COL]], %{{.+}} : tensor<64x72xf32>, tensor<72x16xf32>)
+// The chain reads both results through the transposes back to NCHW:
+// PIXEL:       %[[CHAIN:.+]]:2 = linalg.generic
+// PIXEL:       tensor.insert_slice %[[CHAIN]]#1
+// PIXEL-COUNT-9: linalg.generic {{.*}} outs(%{{.+}} : tensor<8x8x1x1x16xf32>)
+// PIXEL:       linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<64x144xf32>, tensor<144x16xf32>)
+// PIXEL:       return
 
 // UNTIE-LABEL: func.func @block
 // UNTIE:       %[[F:.+]] = linalg.fill

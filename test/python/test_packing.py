@@ -140,12 +140,25 @@ def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, monkeypatch):
 
 
 def test_nchw_convolution_matmul_is_register_tiled(monkeypatch):
-    """An NCHW convolution with 64 filters: im2col gives a matmul of 64 rows
-    whose B (the windows) is not worth a packing copy."""
+    """An NCHW convolution with 64 filters and 4 channels (too few for pixel
+    rows): im2col gives a matmul of 64 rows whose B (the windows) is not
+    worth a packing copy."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = kernels.conv2d_nchw(1, 4, 18, 18, 64, 3, 3)
+    result = run_pass(text, name="conv")
+    assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
+def test_nchw_convolution_as_pixel_rows_packs_its_filter(monkeypatch):
+    """With 64 channels the front end computes it as pixel rows: a matmul of
+    256 rows whose B is the filter [576, 64], packed into panels."""
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
     text = kernels.conv2d_nchw(1, 64, 18, 18, 64, 3, 3)
     result = run_pass(text, name="conv")
-    assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
+    assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr, result.stderr
+    assert "4x576x16xf32" in result.ir
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err
 

@@ -342,7 +342,8 @@ def test_one_generic_im2col_copy_gives_equal_outputs(conv, mlir_rl_opt):
     _check_im2col(conv, text, after, lambda k: 1)
 
 
-PIXEL_ROW_CONVS = [  # NCHW with channels in whole vectors (8), then one with 3 (left NCHW)
+PIXEL_ROW_CONVS = [  # NCHW with channels in whole vectors (8; a 1x1 stride-1 one and one
+    # with 3 channels are left NCHW)
     ("nchw_fchw", 1, 8, 10, 16, 3, 1, 1, "f32"), ("nchw_fchw", 2, 16, 9, 8, 3, 2, 1, "f32"),
     ("nchw_fchw", 1, 8, 8, 24, 1, 1, 1, "f32"), ("nchw_fchw", 1, 16, 13, 4, 3, 2, 2, "f32"),
     ("nchw_fchw", 1, 8, 9, 8, 3, 1, 1, "f64"), ("nchw_fchw", 1, 3, 11, 8, 3, 1, 1, "f32"),
@@ -357,25 +358,25 @@ def _pixel_rows(text: str, mlir_rl_opt: str) -> str:
 
 @pytest.mark.parametrize("conv", PIXEL_ROW_CONVS, ids=lambda c: "-".join(map(str, c)))
 def test_nchw_convolutions_as_pixel_rows_keep_their_outputs(conv, mlir_rl_opt):
-    """nchw-pixel-rows: the matmul has a row per output pixel ([OH*OW, K] x
-    [K, F], the filter as its right-hand side) between transposes, unless
-    the channels are not a multiple of 8."""
+    """nchw-pixel-rows (the default): the matmul has a row per output pixel
+    ([OH*OW, K] x [K, F], the filter as its right-hand side) between
+    transposes, unless the channels are not a multiple of 8 or the
+    convolution is 1x1 with stride 1 (no im2col copy in NCHW)."""
     text = _conv(*conv)
     after = _pixel_rows(text, mlir_rl_opt)
     _, n, c, size, f, k, stride, dilation, elt = conv
-    if c % 8 != 0:
+    if c % 8 != 0 or (k == 1 and stride == 1):
         assert after == subprocess.run(
-            [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul,canonicalize,cse)"],
-            input=text, capture_output=True, text=True, check=True).stdout
+            [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{nchw-pixel-rows=false},"
+             "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
         return
     assert "linalg.conv_2d" not in after
     # The filter [K, F] as the matmul's right-hand side.
     assert f"<{c * k * k}x{f}x{elt}>" in after, after
     copies = [o for o in mlir_rl.Module.parse(after).ops()
               if o.kind == "generic" and "r" not in o.iterators]
-    # Transposes of the input, the filter and the result; a copy per tap
-    # (none for a 1x1 stride-1 convolution).
-    assert len(copies) == 3 + (0 if k == 1 and stride == 1 else k * k)
+    # Transposes of the input, the filter and the result; a copy per tap.
+    assert len(copies) == 3 + k * k
     _assert_same_outputs(text, after)
 
 

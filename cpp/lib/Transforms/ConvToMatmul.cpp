@@ -460,6 +460,32 @@ linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(nhwc.getOperation());
 }
 
+/// Fuses `back` (an all-parallel generic) into each generic that reads it
+/// where upstream elementwise fusion can; erases it once it has no use.
+void fuseIntoConsumers(RewriterBase &rewriter, linalg::GenericOp back) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : back->getResult(0).getUses())
+    if (isa<linalg::GenericOp>(use.getOwner()) &&
+        linalg::areElementwiseOpsFusable(&use))
+      uses.push_back(&use);
+  for (OpOperand *use : uses) {
+    Operation *consumer = use->getOwner();
+    rewriter.setInsertionPoint(consumer);
+    FailureOr<linalg::ElementwiseOpFusionResult> fused =
+        linalg::fuseElementwiseOps(rewriter, use);
+    if (failed(fused))
+      continue;
+    // The consumer's results only: `back` stays for its other readers.
+    for (auto [original, replacement] : fused->replacements)
+      if (original.getDefiningOp() == consumer)
+        rewriter.replaceAllUsesWith(original, replacement);
+    if (consumer->use_empty())
+      rewriter.eraseOp(consumer);
+  }
+  if (back->use_empty())
+    rewriter.eraseOp(back);
+}
+
 /// Channels of a pixel-row convolution's input are a multiple of this.
 constexpr int64_t kPixelRowChannels = 8;
 
@@ -479,23 +505,23 @@ struct ConvToMatmulPass
       convs.push_back({op, *s});
     });
     IRRewriter rewriter(&getContext());
-    // The transposes of pixel-row convolutions' results back to NCHW, by
-    // an attribute (fusion erases and creates ops).
-    constexpr StringLiteral kBack = "mlir_rl.back_to_nchw";
-    bool anyBack = false;
+    // The transposes of pixel-row convolutions' results back to NCHW.
+    SmallVector<linalg::GenericOp> backToNchw;
     if (nchwPixelRows) {
       for (auto &[op, shape] : convs) {
         // Channels in whole vectors: the pixel rows' copies move runs of C
-        // elements (an RGB image's 3 channels stay NCHW).
+        // elements (an RGB image's 3 channels stay NCHW). A 1x1 stride-1
+        // convolution needs no im2col copy in NCHW (the input is the
+        // matmul's B as it is): the transposes would only add work.
         auto nchw = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
-        if (!nchw || shape.c % kPixelRowChannels != 0)
+        bool copyFree = shape.kh == 1 && shape.kw == 1 && shape.sh == 1 &&
+                        shape.sw == 1;
+        if (!nchw || shape.c % kPixelRowChannels != 0 || copyFree)
           continue;
         Operation *back = nullptr;
         op = transposeToNhwc(rewriter, nchw, back);
-        if (isa<linalg::GenericOp>(back)) {
-          back->setAttr(kBack, rewriter.getUnitAttr());
-          anyBack = true;
-        }
+        if (auto generic = dyn_cast<linalg::GenericOp>(back))
+          backToNchw.push_back(generic);
         std::optional<ConvShape> s = getConvShape(op);
         if (!s) {
           op->emitError("mlir-rl-conv-to-matmul: the NHWC form of an NCHW "
@@ -518,17 +544,8 @@ struct ConvToMatmulPass
     // A transpose back to NCHW goes into its elementwise consumers (batch
     // norm, relu, a residual add), which then read the matmul's result
     // through a permuted map and can take it into their tiles.
-    if (anyBack) {
-      RewritePatternSet fusion(&getContext());
-      linalg::populateElementwiseOpsFusionPatterns(
-          fusion, [&](OpOperand *operand) {
-            Operation *producer = operand->get().getDefiningOp();
-            return producer && producer->hasAttr(kBack);
-          });
-      if (failed(applyPatternsGreedily(getOperation(), std::move(fusion))))
-        return signalPassFailure();
-      getOperation()->walk([&](Operation *op) { op->removeAttr(kBack); });
-    }
+    for (linalg::GenericOp back : backToNchw)
+      fuseIntoConsumers(rewriter, back);
     // The generics that consume a convolution (batch norm, bias, relu) are
     // collapsed to the matmul's shape, so that the scheduler can fuse the
     // matmul into their tiles (the expand_shape between them would stop it).

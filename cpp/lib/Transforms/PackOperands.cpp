@@ -124,15 +124,33 @@ getPlainMatmulExtents(linalg::LinalgOp op) {
   return std::array<int64_t, 3>{bounds[0], bounds[1], bounds[2]};
 }
 
+namespace {
+/// The constant (dense or dense_resource elements) that `v` is, possibly
+/// through reshapes (which keep the elements' order); null otherwise.
+arith::ConstantOp getConstantThroughReshapes(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      v = collapse.getSrc();
+    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      v = expand.getSrc();
+    } else {
+      auto cst = dyn_cast<arith::ConstantOp>(def);
+      if (cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue()))
+        return cst;
+      return {};
+    }
+  }
+  return {};
+}
+} // namespace
+
 std::optional<std::array<int64_t, 3>>
 getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy) {
   std::optional<std::array<int64_t, 3>> mnk = getPlainMatmulExtents(op);
   if (panelWidth <= 0 || !mnk || (*mnk)[1] % panelWidth != 0)
     return std::nullopt;
   Value rhs = op.getDpsInputs()[1];
-  auto cst = rhs.getDefiningOp<arith::ConstantOp>();
-  bool constant =
-      cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue());
+  bool constant = static_cast<bool>(getConstantThroughReshapes(rhs));
   if (!constant && (minRowsToCopy <= 0 || (*mnk)[0] < minRowsToCopy))
     return std::nullopt;
   return mnk;
@@ -162,7 +180,8 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
 
   // Bp[j, k, i] = B[k, j * NB + i]: B as [K, J, NB], dims (1, 0, 2).
   Value panels;
-  auto cst = rhs.getDefiningOp<arith::ConstantOp>();
+  // A constant, also through reshapes (a filter collapsed to [K, F]).
+  arith::ConstantOp cst = getConstantThroughReshapes(rhs);
   if (cst) {
     TypedAttr packed = transposeConstant(cst.getValue(), {K, J, NB},
                                          {1, 0, 2}, packedType, "_panels");
@@ -214,8 +233,19 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
   Value result = tensor::CollapseShapeOp::create(
       rewriter, loc, initType, generic.getResult(0), split);
   rewriter.replaceOp(op, result);
-  if (cst && cst->use_empty())
-    rewriter.eraseOp(cst);
+  if (cst) {
+    // The reshapes between B and the constant, then the constant, once
+    // nothing else reads them.
+    SmallVector<Operation *> chain;
+    for (Operation *def = rhs.getDefiningOp(); def && def != cst;
+         def = def->getOperand(0).getDefiningOp())
+      chain.push_back(def);
+    for (Operation *def : chain)
+      if (def->use_empty())
+        rewriter.eraseOp(def);
+    if (cst->use_empty())
+      rewriter.eraseOp(cst);
+  }
   return generic;
 }
 

@@ -357,13 +357,15 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "Write the im2col copy as one identity generic per filter tap up "
            "to this many taps (KH*KW), else as one generic whose window maps "
            "the vectorizer does not take (0: always one generic)">,
-    Option<"nchwPixelRows", "nchw-pixel-rows", "bool", /*default=*/"false",
-           "Compute an NCHW convolution as an NHWC one between transposes "
-           "(input to NHWC, filter to HWCF, at compile time when constant, "
-           "the result back to NCHW): the matmul then has a row per output "
+    Option<"nchwPixelRows", "nchw-pixel-rows", "bool", /*default=*/"true",
+           "Compute an NCHW convolution that needs an im2col copy (not 1x1 "
+           "with stride 1) and whose channels are a multiple of 8 as an NHWC "
+           "one between transposes (input to NHWC, filter to HWCF, at "
+           "compile time when constant, the result back to NCHW, fused into "
+           "elementwise consumers): the matmul then has a row per output "
            "pixel and the filter as its right-hand side, which packing "
-           "stores as panels (without it the filter is the left-hand side "
-           "and the right-hand side an im2col matrix with a row of OH*OW)">,
+           "stores as panels (false: the filter is the left-hand side and "
+           "the right-hand side an im2col matrix with rows of OH*OW)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -440,7 +442,8 @@ def PackRhs : Pass<"mlir-rl-pack-rhs"> {
     [M, N/NB, NB] (C's layout is unchanged; a collapse_shape gives the
     [M, N] result). A register tile of the packed op then reads its panel
     contiguously over all of K instead of one row of N per reduction step.
-    A constant B (a linear layer's weight) is packed at compile time (a new
+    A constant B (a linear layer's weight; also through reshapes, e.g. a
+    convolution's filter collapsed to [K, F]) is packed at compile time (a new
     constant); another (an im2col matrix) by a copy, a generic before the
     matmul, when the matmul has at least 128 rows (each element copied is
     then read at least 128 times). NB is two vector registers of the
