@@ -438,7 +438,7 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
 }
 
 PassStep getPackRhsStep(int64_t minRowsToCopy) {
-  // PassStep options are flags: the default threshold, or constants only.
+  // The default threshold (no option), constants only (a flag), or another.
   if (minRowsToCopy == kDefaultMinRowsToCopy)
     return {"mlir-rl-pack-rhs", {}};
   if (minRowsToCopy <= 0)
