@@ -132,6 +132,30 @@ SmallVector<ReassociationIndices> groups(ArrayRef<int64_t> sizes) {
   return re;
 }
 
+/// Whether `s` is 1x1 with stride 1: its input is already the matmul's
+/// operand (no im2col copy).
+bool isPointwise(const ConvShape &s) {
+  return s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1;
+}
+
+/// An all-parallel generic copying `in` (read through `inExprs` of the
+/// loops of `out`) into `out`.
+Value buildCopy(OpBuilder &b, Location loc, Value in, Value out,
+                ArrayRef<AffineExpr> inExprs) {
+  unsigned rank = cast<RankedTensorType>(out.getType()).getRank();
+  return linalg::GenericOp::create(
+             b, loc, out.getType(), ValueRange{in}, ValueRange{out},
+             ArrayRef<AffineMap>{
+                 AffineMap::get(rank, 0, inExprs, b.getContext()),
+                 b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &ob, Location l, ValueRange args) {
+               linalg::YieldOp::create(ob, l, args[0]);
+             })
+      .getResult(0);
+}
+
 /// Rewrites `op`; returns the matmul generic.
 FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
                                    const ConvShape &s, int64_t padMultiple,
@@ -221,8 +245,7 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
 
   // The im2col tensor, collapsed to [(N,) K, P] (NCHW) or [(N,) P, K] (NHWC).
   Value col;
-  bool copyFree = s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
-                  s.h == s.oh && s.w == s.ow && !padded;
+  bool copyFree = isPointwise(s) && s.h == s.oh && s.w == s.ow && !padded;
   if (copyFree) {
     col = tensor::CollapseShapeOp::create(
         rewriter, loc, x, nchw ? batch({1, 2}) : batch({2, 1}));
@@ -265,18 +288,6 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     // An all-parallel generic copying `in` (read through `inExprs` of the
     // copy's loops) into `out`.
-    auto buildCopy = [&](Value in, Value out,
-                         ArrayRef<AffineExpr> inExprs) -> Value {
-      return linalg::GenericOp::create(
-                 rewriter, loc, out.getType(), ValueRange{in}, ValueRange{out},
-                 ArrayRef<AffineMap>{AffineMap::get(rank, 0, inExprs, ctx),
-                                     rewriter.getMultiDimIdentityMap(rank)},
-                 SmallVector<utils::IteratorType>(rank, par),
-                 [](OpBuilder &ob, Location l, ValueRange args) {
-                   linalg::YieldOp::create(ob, l, args[0]);
-                 })
-          .getResult(0);
-    };
     Value colFull;
     if (s.kh * s.kw <= maxTapCopies) {
       // One copy per filter tap (kh, kw): col[.., kh, kw, ..] is a strided
@@ -324,13 +335,13 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           Value out = tensor::ExtractSliceOp::create(rewriter, loc, cur,
                                                      offsets, sizes, strides);
           cur = tensor::InsertSliceOp::create(
-              rewriter, loc, buildCopy(tap, out, tapExprs), cur, offsets,
+              rewriter, loc, buildCopy(rewriter, loc, tap, out, tapExprs), cur, offsets,
               sizes, strides);
         }
       }
       colFull = cur;
     } else {
-      colFull = buildCopy(input, dest, xExprs);
+      colFull = buildCopy(rewriter, loc, input, dest, xExprs);
       if (padded) {
         auto slice = dest.getDefiningOp<tensor::ExtractSliceOp>();
         colFull = tensor::InsertSliceOp::create(
@@ -418,22 +429,11 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
     if (fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
       return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
           .getResult(0);
-  MLIRContext *ctx = rewriter.getContext();
-  unsigned rank = perm.size();
   // out[i0, .., in] = v[..]: v's dim perm[i] is loop i.
-  SmallVector<AffineExpr> inExprs(rank);
-  for (unsigned i = 0; i < rank; ++i)
-    inExprs[perm[i]] = getAffineDimExpr(i, ctx);
-  return linalg::GenericOp::create(
-             rewriter, loc, outType, ValueRange{v}, ValueRange{empty},
-             ArrayRef<AffineMap>{AffineMap::get(rank, 0, inExprs, ctx),
-                                 rewriter.getMultiDimIdentityMap(rank)},
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [](OpBuilder &ob, Location l, ValueRange args) {
-               linalg::YieldOp::create(ob, l, args[0]);
-             })
-      .getResult(0);
+  SmallVector<AffineExpr> inExprs(perm.size());
+  for (unsigned i = 0; i < perm.size(); ++i)
+    inExprs[perm[i]] = rewriter.getAffineDimExpr(i);
+  return buildCopy(rewriter, loc, v, empty, inExprs);
 }
 
 /// An NCHW convolution as an NHWC one (conv_2d_nhwc_hwcf) between
@@ -514,9 +514,7 @@ struct ConvToMatmulPass
         // convolution needs no im2col copy in NCHW (the input is the
         // matmul's B as it is): the transposes would only add work.
         auto nchw = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
-        bool copyFree = shape.kh == 1 && shape.kw == 1 && shape.sh == 1 &&
-                        shape.sw == 1;
-        if (!nchw || shape.c % kPixelRowChannels != 0 || copyFree)
+        if (!nchw || shape.c % kPixelRowChannels != 0 || isPointwise(shape))
           continue;
         Operation *back = nullptr;
         op = transposeToNhwc(rewriter, nchw, back);
