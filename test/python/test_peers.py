@@ -6,10 +6,13 @@ from mlir_rl.bench import peers
 
 def test_smoke_suite_report(tmp_path):
     rep = peers.run_suite(("torch", "numpy"), runs=2, warmup=1, progress=False,
-                          suite_name="smoke")
+                          suite_name="smoke", min_time=0.002)
     names = [k["name"] for k in rep["kernels"]]
     assert names == [k.name for k in peers.smoke_suite()]
+    assert rep["min_time"] == 0.002
     for k in rep["kernels"]:
+        # Microsecond kernels: more than 2 calls to fill 2 ms, at most 200.
+        assert 2 < k["runs"] <= 200, k
         f = k["figures"]
         # The unscheduled program and mlir-rl are checked against PyTorch.
         assert f["unscheduled"]["status"] == "ok", f["unscheduled"]
@@ -24,6 +27,30 @@ def test_smoke_suite_report(tmp_path):
     md = (out / "bench.md").read_text()
     assert md.startswith("| kernel |") and "mlir-rl vs torch" in md
     assert (out / "bench.png").stat().st_size > 1000
+
+
+class _FakeCompiled:
+    """A compiled function whose calls take ``seconds`` each."""
+
+    signature = {"outputs": [{"shape": [1], "dtype": "f32"}]}
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def random_inputs(self, seed):
+        return []
+
+    def time(self, inputs, outputs, runs, warmup):
+        return [self.seconds] * runs
+
+
+def test_runs_for_min_time_fills_the_fastest_contender():
+    fns = [_FakeCompiled(1e-3), _FakeCompiled(1e-4)]
+    assert peers.runs_for_min_time(fns, 10, 0.0) == 10     # off
+    assert peers.runs_for_min_time(fns, 10, 0.0005) == 10  # 10 runs already fill it
+    assert peers.runs_for_min_time(fns, 10, 0.05) == 500   # 0.05 s / 0.1 ms
+    assert peers.runs_for_min_time(fns, 10, 10.0) == 1000  # at most 100x
+    assert peers.runs_for_min_time([_FakeCompiled(1.0)], 5, 0.2) == 5
 
 
 def test_failing_peer_is_reported(tmp_path):

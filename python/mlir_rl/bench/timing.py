@@ -132,6 +132,14 @@ def time_alternating(modules: list[Module], rounds: int = 2, runs: int = 5,
     return time_compiled([m.compile(threads) for m in modules], rounds, runs, warmup, seed)
 
 
+def output_buffers(fn) -> list:
+    """Empty numpy arrays for a compiled function's (``Module.compile``)
+    results, to pass to its ``time``."""
+    import numpy as np
+    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
+    return [np.empty(o["shape"], dtype=dtypes[o["dtype"]]) for o in fn.signature["outputs"]]
+
+
 def time_compiled(fns: list, rounds: int = 2, runs: int = 5, warmup: int = 1,
                   seed: int = 0) -> list[Timing]:
     """Time compiled functions of one signature (``Module.compile``)
@@ -147,9 +155,7 @@ def time_compiled(fns: list, rounds: int = 2, runs: int = 5, warmup: int = 1,
     import numpy as np
 
     inputs = [fn.random_inputs(seed) for fn in fns]
-    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
-    outputs = [[np.empty(o["shape"], dtype=dtypes[o["dtype"]]) for o in fn.signature["outputs"]]
-               for fn in fns]
+    outputs = [output_buffers(fn) for fn in fns]
     out = [Timing(seconds=[], outputs=[]) for _ in fns]
     order = list(range(len(fns)))
     try:

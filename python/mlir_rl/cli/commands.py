@@ -138,6 +138,9 @@ class BenchCommand:
     tuning_db: str = option("", help="--suite with --search: the tuning database to use "
                                      "and fill")
     kernels: str = option("", help="--suite: only these kernels (comma-separated names)")
+    min_time: float = option(0.2, help="--suite: seconds of timed calls per contender at least: "
+                                       "a short kernel gets more than --runs calls (at most "
+                                       "100x), the same for every contender")
 
 
 def _copy_suite_json(c: BenchCommand, out: Path) -> str:
@@ -170,7 +173,8 @@ def cmd_bench(c: BenchCommand) -> int:
         report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
                                  threads=c.threads, suite_name=c.suite, prepare=c.prepare,
                                  search=c.search, tuning_db=c.tuning_db,
-                                 only=tuple(k for k in c.kernels.split(",") if k))
+                                 only=tuple(k for k in c.kernels.split(",") if k),
+                                 min_time=c.min_time)
         out = peers.save(report, c.out)
         print(peers.markdown(report))
         print(peers.summary(report))
