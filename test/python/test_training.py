@@ -188,6 +188,33 @@ def test_evaluate_reports_per_kind(tmp_path, varied_model):
             geomean(r["policy_confirmed"] for r in rep["rows"]))
 
 
+def test_evaluate_searches_again_where_an_earlier_schedule_no_longer_applies(tmp_path):
+    """--baselines reuses an earlier report's search figures per program,
+    but a program whose form changed since (its search schedule no longer
+    applies) is searched anew instead of failing the evaluation."""
+    from mlir_rl.rl.evaluate import EvalConfig, applies, evaluate
+    make_dataset(tmp_path / "ds", seed=2, sequences=1, lqcd=1)
+    cfg = dict(dataset=str(tmp_path / "ds"), split="val", random_budget=1, search_budget=2,
+               runs=1, limit=2, confirm_rounds=1, confirm_runs=1,
+               memo=str(tmp_path / "m.sqlite"))
+    first = evaluate(EvalConfig(**cfg), progress=False)
+    stale = json.loads(json.dumps(first))
+    name = stale["rows"][0]["name"]
+    stale["rows"][0]["search_schedule"] = "99: TP(4,4) V"  # no op 99
+    stale["rows"][0]["search"] = 1e9                        # would show if reused
+    prev = tmp_path / "prev.json"
+    prev.write_text(json.dumps(stale))
+    from mlir_rl.data.dataset import load_dataset
+    text = dict((e["name"], t) for e, t in load_dataset(cfg["dataset"], "val"))[name]
+    assert not applies(text, "99: TP(4,4) V") and applies(text, "")
+    again = evaluate(EvalConfig(**cfg, baselines=str(prev)), progress=False)
+    row = next(r for r in again["rows"] if r["name"] == name)
+    assert row["search"] < 1e9 and applies(text, row["search_schedule"])
+    # The other program's figures are the earlier report's.
+    other = next(r for r in again["rows"] if r["name"] != name)
+    assert other["search"] == next(r for r in first["rows"] if r["name"] == other["name"])["search"]
+
+
 def test_train_with_ray_rollout_workers(tmp_path):
     """Rollouts on a local Ray: two workers, each with its own environment,
     sharing the SQLite memo; the learner trains on their episodes."""

@@ -108,10 +108,10 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
             row = {"name": entry["name"], "kind": entry["kind"], "family": entry["family"],
                    "baseline_s": base.median_s, "policy_schedule": m.schedule,
                    "policy_status": meas.status, "policy": policy}
-            if entry["name"] in earlier:
+            if entry["name"] in earlier and applies(text, earlier[entry["name"]]["search_schedule"]):
                 row.update({k: earlier[entry["name"]][k] for k in (
                     "random", "random_tried", "search", "search_tried", "search_schedule")})
-            else:
+            else:  # not in the report, or its program changed since (searched anew)
                 rnd = search(measurer, entry["name"], text, random_budget, "random",
                              cfg.seed + i)
                 best = search(measurer, entry["name"], text, cfg.search_budget, "structured",
@@ -129,6 +129,19 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     finally:
         measurer.close()
     return report(cfg, random_budget, rows)
+
+
+def applies(text: str, schedule: str) -> bool:
+    """Whether ``schedule`` still applies to the program ``text`` (an earlier
+    report's schedule stops applying when the dataset's form changes)."""
+    from mlir_rl.core import Module, ScheduleError
+    if not schedule:
+        return True
+    try:
+        Module.parse(text, "baseline").apply_schedule(schedule)
+    except ScheduleError:
+        return False
+    return True
 
 
 def confirm(text: str, name: str, policy_schedule: str, search_schedule: str,
