@@ -416,6 +416,147 @@ def test_pixel_rows_transpose_a_constant_filter_at_compile_time_and_fuse_the_epi
     _assert_same_outputs(text, after)
 
 
+def _two_convs(pad: str, also_return: bool = False) -> str:
+    """conv -> per-channel scale -> relu -> padding (``pad``: "pad" for a
+    tensor.pad, "insert" for an insert_slice into a filled tensor, the form
+    imported models reach the pass in) -> conv, all NCHW with 8 channels;
+    ``also_return``: the relu's result is returned too."""
+    a, p, w = "tensor<1x8x10x10xf32>", "tensor<1x8x12x12xf32>", "tensor<8x8x3x3xf32>"
+    par4 = '"parallel", "parallel", "parallel", "parallel"'
+    ident = "affine_map<(a, b, c, d) -> (a, b, c, d)>"
+    if pad == "pad":
+        padded = (f"  %p = tensor.pad %y low[0, 0, 1, 1] high[0, 0, 1, 1] {{\n"
+                  f"  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):\n"
+                  f"    tensor.yield %z : f32\n  }} : {a} to {p}\n")
+    else:
+        padded = (f"  %pe = tensor.empty() : {p}\n"
+                  f"  %pf = linalg.fill ins(%z : f32) outs(%pe : {p}) -> {p}\n"
+                  f"  %p = tensor.insert_slice %y into %pf[0, 0, 1, 1] [1, 8, 10, 10] "
+                  f"[1, 1, 1, 1] : {a} into {p}\n")
+    conv = ("linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, "
+            "strides = dense<1> : tensor<2xi64>}")
+    results = f"%r2, %y : {a}, {a}" if also_return else f"%r2 : {a}"
+    types = f"{a}, {a}" if also_return else a
+    return (f"func.func @main(%x: {p}, %w1: {w}, %s: tensor<8xf32>, %w2: {w}) -> ({types}) {{\n"
+            f"  %z = arith.constant 0.0 : f32\n"
+            f"  %e = tensor.empty() : {a}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {a}) -> {a}\n"
+            f"  %r = {conv} ins(%x, %w1 : {p}, {w}) outs(%f : {a}) -> {a}\n"
+            f"  %e2 = tensor.empty() : {a}\n"
+            f"  %y = linalg.generic {{indexing_maps = [{ident}, "
+            f"affine_map<(a, b, c, d) -> (b)>, {ident}], iterator_types = [{par4}]}} "
+            f"ins(%r, %s : {a}, tensor<8xf32>) outs(%e2 : {a}) {{\n"
+            f"  ^bb0(%i: f32, %c: f32, %o: f32):\n    %m = arith.mulf %i, %c : f32\n"
+            f"    %q = arith.maximumf %m, %z : f32\n    linalg.yield %q : f32\n  }} -> {a}\n"
+            + padded +
+            f"  %e3 = tensor.empty() : {a}\n"
+            f"  %f3 = linalg.fill ins(%z : f32) outs(%e3 : {a}) -> {a}\n"
+            f"  %r2 = {conv} ins(%p, %w2 : {p}, {w}) outs(%f3 : {a}) -> {a}\n"
+            f"  return {results}\n}}\n")
+
+
+def _transposes_to_nhwc(text: str) -> int:
+    """Generics that copy an NCHW tensor into NHWC order."""
+    return len(re.findall(r"indexing_maps = \[affine_map<\(d0, d1, d2, d3\) -> "
+                          r"\(d0, d3, d1, d2\)>, affine_map<\(d0, d1, d2, d3\) -> "
+                          r"\(d0, d1, d2, d3\)>\]", text))
+
+
+@pytest.mark.parametrize("pad", ["pad", "insert"])
+def test_an_epilogue_between_pixel_row_convolutions_writes_nhwc(pad, mlir_rl_opt):
+    """nhwc-between-convs (the default): the second convolution's input
+    transpose takes in the epilogue of the first (which took the first's
+    transpose back in) through the padding: the epilogue writes NHWC, and
+    only the program's input is transposed at run time. Where the
+    epilogue's result is also returned, it stays NCHW. Outputs equal."""
+    def prepared(text: str, option: str) -> str:
+        return subprocess.run(
+            [mlir_rl_opt, "--mlir-print-local-scope", "-p",
+             "builtin.module(mlir-rl-conv-to-matmul{" + option + "},canonicalize,cse)"],
+            input=text, capture_output=True, text=True, check=True).stdout
+    text = _two_convs(pad)
+    off = prepared(text, "nhwc-between-convs=false")
+    on = prepared(text, "nhwc-between-convs=true")
+    assert _transposes_to_nhwc(off) == 2, off
+    assert _transposes_to_nhwc(on) == 1, on
+    # The epilogue reads the first matmul's [pixels, filters] result in its
+    # own order, and the padding is in NHWC.
+    assert "tensor<1x12x12x8xf32>" in on
+    assert _names(on).count("linalg.generic") == _names(off).count("linalg.generic") - 1
+    _assert_same_outputs(text, on)
+    # The relu's result returned too: the transpose stays.
+    both = _two_convs(pad, also_return=True)
+    assert _transposes_to_nhwc(prepared(both, "nhwc-between-convs=true")) == 2
+    _assert_same_outputs(both, prepared(both, "nhwc-between-convs=true"))
+
+
+@pytest.mark.parametrize("pool", ["max", "sum"])
+def test_a_pooling_between_pixel_row_convolutions_becomes_nhwc(pool, mlir_rl_opt):
+    """conv -> relu -> NCHW pooling -> pad -> conv (VGG's form): the pooling
+    becomes an NHWC one and the relu writes NHWC into it; only the
+    program's input is transposed at run time. Outputs equal."""
+    a, q = "tensor<1x8x10x10xf32>", "tensor<1x8x5x5xf32>"
+    w = "tensor<8x8x3x3xf32>"
+    conv = ("linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, "
+            "strides = dense<1> : tensor<2xi64>}")
+    init = "-3.0e38" if pool == "max" else "0.0"
+    text = (f"func.func @main(%x: tensor<1x8x12x12xf32>, %w1: {w}, %w2: {w}) -> {q} {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %i = arith.constant {init} : f32\n"
+            f"  %e = tensor.empty() : {a}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {a}) -> {a}\n"
+            f"  %r = {conv} ins(%x, %w1 : tensor<1x8x12x12xf32>, {w}) outs(%f : {a}) -> {a}\n"
+            f"  %e2 = tensor.empty() : {a}\n"
+            f"  %y = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, "
+            f"affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = [\"parallel\", "
+            f"\"parallel\", \"parallel\", \"parallel\"]}} ins(%r : {a}) outs(%e2 : {a}) {{\n"
+            f"  ^bb0(%v: f32, %o: f32):\n    %m = arith.maximumf %v, %z : f32\n"
+            f"    linalg.yield %m : f32\n  }} -> {a}\n"
+            f"  %pe = tensor.empty() : {q}\n"
+            f"  %pf = linalg.fill ins(%i : f32) outs(%pe : {q}) -> {q}\n"
+            f"  %win = tensor.empty() : tensor<2x2xf32>\n"
+            f"  %p = linalg.pooling_nchw_{pool} {{dilations = dense<1> : vector<2xi64>, "
+            f"strides = dense<2> : vector<2xi64>}} ins(%y, %win : {a}, tensor<2x2xf32>) "
+            f"outs(%pf : {q}) -> {q}\n"
+            f"  %padded = tensor.pad %p low[0, 0, 1, 1] high[0, 0, 1, 1] {{\n"
+            f"  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):\n"
+            f"    tensor.yield %z : f32\n  }} : {q} to tensor<1x8x7x7xf32>\n"
+            f"  %e3 = tensor.empty() : {q}\n"
+            f"  %f3 = linalg.fill ins(%z : f32) outs(%e3 : {q}) -> {q}\n"
+            f"  %r2 = {conv} ins(%padded, %w2 : tensor<1x8x7x7xf32>, {w}) outs(%f3 : {q}) -> {q}\n"
+            f"  return %r2 : {q}\n}}\n")
+    after = subprocess.run(
+        [mlir_rl_opt, "--mlir-print-local-scope", "-p",
+         "builtin.module(mlir-rl-conv-to-matmul,canonicalize,cse)"],
+        input=text, capture_output=True, text=True, check=True).stdout
+    assert f"linalg.pooling_nhwc_{pool}" in after and "pooling_nchw" not in after, after
+    assert _transposes_to_nhwc(after) == 1, after
+    _assert_same_outputs(text, after)
+
+
+def test_a_bias_accumulator_of_a_pixel_row_convolution_is_broadcast_into_nhwc(mlir_rl_opt):
+    """An NCHW convolution whose accumulator is a bias broadcast (VGG's
+    form): the broadcast writes NHWC directly, not NCHW and then a
+    transpose. Outputs equal."""
+    o = "tensor<1x16x8x8xf32>"
+    text = (f"func.func @main(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>, "
+            f"%b: tensor<16xf32>) -> {o} {{\n"
+            f"  %e = tensor.empty() : {o}\n"
+            f"  %i = linalg.generic {{indexing_maps = [affine_map<(a, b, c, d) -> (b)>, "
+            f"affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = [\"parallel\", "
+            f"\"parallel\", \"parallel\", \"parallel\"]}} ins(%b : tensor<16xf32>) outs(%e : {o}) {{\n"
+            f"  ^bb0(%v: f32, %u: f32):\n    linalg.yield %v : f32\n  }} -> {o}\n"
+            f"  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<1> : tensor<2xi64>}} ins(%x, %w : tensor<1x8x10x10xf32>, "
+            f"tensor<16x8x3x3xf32>) outs(%i : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+    after = _pixel_rows(text, mlir_rl_opt)
+    assert re.search(r"ins\(%\w+ : tensor<16xf32>\) outs\(%\w+ : tensor<1x8x8x16xf32>\)",
+                     after), after
+    assert not re.search(r"ins\(%\w+ : tensor<16xf32>\) outs\(%\w+ : tensor<1x16x8x8xf32>\)",
+                         after), after
+    _assert_same_outputs(text, after)
+
+
 def _window(op: str, n: int, c: int, size: int, k: int, stride: int, dilation: int,
             elt: str = "f32") -> str:
     """A depthwise convolution or pooling (``op`` names the linalg op)."""

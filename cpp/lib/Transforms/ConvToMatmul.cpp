@@ -16,6 +16,7 @@
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -409,6 +410,46 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   return matmul.getOperation();
 }
 
+/// Fuses the generic that produces `copy`'s input into `copy` (an
+/// all-parallel generic that reads one tensor) where upstream elementwise
+/// fusion can; the producer stays while something else reads it. Returns
+/// the fused op's result, or null.
+Value fuseProducerInto(RewriterBase &rewriter, linalg::GenericOp copy) {
+  OpOperand &use = copy->getOpOperand(0);
+  auto producer = use.get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !linalg::areElementwiseOpsFusable(&use))
+    return {};
+  rewriter.setInsertionPoint(copy);
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, &use);
+  if (failed(fused))
+    return {};
+  Value result = fused->replacements.lookup(copy->getResult(0));
+  if (!result)
+    return {};
+  rewriter.replaceAllUsesWith(copy->getResult(0), result);
+  rewriter.eraseOp(copy);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  return result;
+}
+
+/// Whether `op` broadcasts lower-rank tensors (a bias into a convolution's
+/// accumulator): an all-parallel generic of one result, identity output
+/// map, whose inputs all have fewer dimensions than its loops.
+bool isBroadcast(linalg::GenericOp op) {
+  if (op->getNumResults() != 1 || op.getNumReductionLoops() != 0 ||
+      !op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (op.getMatchingIndexingMap(in).getNumResults() >= op.getNumLoops())
+      return false;
+  return true;
+}
+
+/// The permutations between NCHW and NHWC (result dim i = dim perm[i]).
+constexpr int64_t kToNhwc[] = {0, 2, 3, 1}, kToNchw[] = {0, 3, 1, 2};
+
 /// `v` transposed (result dim i = dim perm[i] of `v`): a constant at
 /// compile time, a fill of an empty tensor as a fill of the new shape, else
 /// an all-parallel generic.
@@ -438,15 +479,19 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
 
 /// An NCHW convolution as an NHWC one (conv_2d_nhwc_hwcf) between
 /// transposes: input to NHWC, filter to HWCF (at compile time when
-/// constant), init to NHWC, the result back to NCHW. Returns the new
-/// convolution; the transpose of its result goes to `back`.
+/// constant), init to NHWC (a bias broadcast that nothing else reads
+/// broadcasts into NHWC directly), the result back to NCHW. Returns the new
+/// convolution; the op that transposes its input goes to `in`, the one
+/// that transposes its result to `back`.
+
 linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv,
-                                 Operation *&back) {
+                                 Operation *&in, Operation *&back) {
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
-  SmallVector<int64_t> toNhwc = {0, 2, 3, 1}, toNchw = {0, 3, 1, 2};
+  ArrayRef<int64_t> toNhwc = kToNhwc, toNchw = kToNchw;
   Value x = transposeValue(rewriter, loc, conv.getDpsInputs()[0], toNhwc, "");
+  in = x.getDefiningOp();
   Value w = transposeValue(rewriter, loc, conv.getDpsInputs()[1],
                            {2, 3, 1, 0}, "_hwcf");
   Value init =
@@ -457,6 +502,14 @@ linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
   Value result = transposeValue(rewriter, loc, nhwc.getResult(0), toNchw, "");
   back = result.getDefiningOp();
   rewriter.replaceOp(conv, result);
+  // An accumulator initialised by a broadcast (a bias) that nothing else
+  // reads: broadcast into NHWC directly.
+  if (auto copy = init.getDefiningOp<linalg::GenericOp>())
+    if (auto producer = copy.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>())
+      if (isBroadcast(producer) && producer->hasOneUse()) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        fuseProducerInto(rewriter, copy);
+      }
   return cast<linalg::LinalgOp>(nhwc.getOperation());
 }
 
@@ -486,6 +539,189 @@ void fuseIntoConsumers(RewriterBase &rewriter, linalg::GenericOp back) {
     rewriter.eraseOp(back);
 }
 
+/// Whether the transpose of `producer`'s NCHW result to NHWC can take
+/// `producer` in: an all-parallel generic of one result whose full-rank
+/// inputs are all NHWC data read in NCHW order (an epilogue that took in a
+/// pixel-row convolution's transpose back), the rest broadcasts (batch
+/// norm's per-channel constants). Fused, it reads them in their own order;
+/// an NCHW input (a residual, a pooling's window) would be read across.
+bool takesNhwcInputsOnly(linalg::GenericOp producer) {
+  if (producer->getNumResults() != 1 ||
+      producer.getNumReductionLoops() != 0 ||
+      !producer.getIndexingMapMatchingResult(producer->getResult(0))
+           .isIdentity())
+    return false;
+  unsigned rank = producer.getNumLoops();
+  AffineMap nhwc =
+      AffineMap::getPermutationMap(ArrayRef<int64_t>(kToNhwc),
+                                   producer.getContext());
+  bool any = false;
+  for (OpOperand *in : producer.getDpsInputOperands()) {
+    AffineMap map = producer.getMatchingIndexingMap(in);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return false;
+    if (map.getNumResults() < rank)
+      continue;
+    if (rank != 4 || map != nhwc)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// `v` permuted by `perm` (result i = v[perm[i]]).
+template <typename T>
+SmallVector<T> permuted(ArrayRef<T> v, ArrayRef<int64_t> perm) {
+  SmallVector<T> out;
+  for (int64_t p : perm)
+    out.push_back(v[p]);
+  return out;
+}
+
+/// An NCHW max or sum pooling as its NHWC twin (the window as it is) on its
+/// input and init transposed to NHWC (a fill as a fill). Returns the new
+/// pooling's result; the input's transpose goes to `inputTranspose`.
+Value poolingToNhwc(RewriterBase &rewriter, linalg::LinalgOp pool,
+                    linalg::GenericOp &inputTranspose) {
+  Location loc = pool.getLoc();
+  rewriter.setInsertionPoint(pool);
+  Value x = transposeValue(rewriter, loc, pool.getDpsInputs()[0], kToNhwc, "");
+  Value init =
+      transposeValue(rewriter, loc, pool.getDpsInits()[0], kToNhwc, "");
+  Value window = pool.getDpsInputs()[1];
+  Value result;
+  if (auto max = dyn_cast<linalg::PoolingNchwMaxOp>(pool.getOperation()))
+    result = linalg::PoolingNhwcMaxOp::create(
+                 rewriter, loc, TypeRange{init.getType()}, ValueRange{x, window},
+                 ValueRange{init}, max.getStrides(), max.getDilations())
+                 .getResult(0);
+  else {
+    auto sum = cast<linalg::PoolingNchwSumOp>(pool.getOperation());
+    result = linalg::PoolingNhwcSumOp::create(
+                 rewriter, loc, TypeRange{init.getType()}, ValueRange{x, window},
+                 ValueRange{init}, sum.getStrides(), sum.getDilations())
+                 .getResult(0);
+  }
+  inputTranspose = x.getDefiningOp<linalg::GenericOp>();
+  return result;
+}
+
+/// A value as padded from `src`: by a constant `tensor.pad` of static
+/// amounts, by an `insert_slice` with unit strides into a filled empty
+/// tensor (the form imported models reach the pass in), or not at all.
+struct Padding {
+  Value src;
+  tensor::PadOp pad;
+  tensor::InsertSliceOp insert;
+  linalg::FillOp fill;
+};
+
+/// `v` as a padding of a value that nothing else reads, `v` itself read
+/// once; none where it is padded some other way.
+std::optional<Padding> matchPadding(Value v) {
+  Padding p{v, v.getDefiningOp<tensor::PadOp>(),
+            v.getDefiningOp<tensor::InsertSliceOp>(), {}};
+  if (p.pad) {
+    if (!p.pad.getConstantPaddingValue() || !p.pad.getLow().empty() ||
+        !p.pad.getHigh().empty())
+      return std::nullopt;
+    p.src = p.pad.getSource();
+  } else if (p.insert) {
+    p.fill = p.insert.getDest().getDefiningOp<linalg::FillOp>();
+    if (!p.fill || !p.fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !p.insert.hasUnitStride() || !p.insert.getOffsets().empty() ||
+        p.insert.getSourceType().getRank() != p.insert.getType().getRank())
+      return std::nullopt;
+    p.src = p.insert.getSource();
+  }
+  if (!v.hasOneUse() || !p.src.hasOneUse())
+    return std::nullopt;
+  return p;
+}
+
+/// The NCHW max or sum pooling that produces `v`, if any.
+linalg::LinalgOp nchwPooling(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!isa_and_nonnull<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+    return {};
+  return cast<linalg::LinalgOp>(op);
+}
+
+/// Whether a transpose of `v` to NHWC can be taken into what produces it:
+/// `v` is (a padding of) an epilogue that reads NHWC data only
+/// (`takesNhwcInputsOnly`), or of an NCHW pooling of such a value.
+bool nhwcBehind(Value v) {
+  std::optional<Padding> p = matchPadding(v);
+  if (!p)
+    return false;
+  if (linalg::LinalgOp pool = nchwPooling(p->src))
+    return nhwcBehind(pool.getDpsInputs()[0]);
+  auto producer = p->src.getDefiningOp<linalg::GenericOp>();
+  return producer && takesNhwcInputsOnly(producer);
+}
+
+/// A pixel-row convolution's input transpose (NCHW to NHWC, `transpose`)
+/// where `nhwcBehind` its input: the padding moves after the transpose
+/// (amounts permuted); an epilogue goes into the transpose, so that it
+/// writes NHWC (reading the previous convolution's NHWC result in its own
+/// order) and the copy is gone; a pooling becomes an NHWC one whose own
+/// input transpose is then taken in the same way. The second convolution
+/// of a ResNet block and VGG's convolutions after the first two take their
+/// input so.
+void fuseInputTranspose(RewriterBase &rewriter, linalg::GenericOp transpose) {
+  Value in = transpose.getDpsInputs()[0];
+  if (!nhwcBehind(in))
+    return;
+  Padding p = *matchPadding(in);
+  Location loc = transpose.getLoc();
+  linalg::LinalgOp pool = nchwPooling(p.src);
+  linalg::GenericOp poolTranspose;
+  Value t; // `p.src` in NHWC
+  if (pool) {
+    t = poolingToNhwc(rewriter, pool, poolTranspose);
+  } else {
+    rewriter.setInsertionPoint(transpose);
+    t = transposeValue(rewriter, loc, p.src, kToNhwc, "");
+  }
+  rewriter.setInsertionPoint(transpose);
+  Type type = transpose->getResult(0).getType();
+  Value moved = t;
+  if (p.pad) {
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t d : kToNhwc) {
+      low.push_back(rewriter.getIndexAttr(p.pad.getStaticLow()[d]));
+      high.push_back(rewriter.getIndexAttr(p.pad.getStaticHigh()[d]));
+    }
+    moved = tensor::PadOp::create(rewriter, loc, type, t, low, high,
+                                  p.pad.getConstantPaddingValue(),
+                                  p.pad.getNofold());
+  } else if (p.insert) {
+    auto shaped = cast<RankedTensorType>(type);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shaped.getShape(),
+                                          shaped.getElementType());
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, p.fill.getInputs()[0], empty)
+            .getResult(0);
+    moved = tensor::InsertSliceOp::create(
+        rewriter, loc, t, filled,
+        permuted<OpFoldResult>(p.insert.getMixedOffsets(), kToNhwc),
+        permuted<OpFoldResult>(p.insert.getMixedSizes(), kToNhwc),
+        permuted<OpFoldResult>(p.insert.getMixedStrides(), kToNhwc));
+  }
+  rewriter.replaceOp(transpose, moved);
+  if (p.pad || p.insert)
+    rewriter.eraseOp(in.getDefiningOp());
+  if (p.fill && p.fill->use_empty())
+    rewriter.eraseOp(p.fill);
+  if (pool) {
+    rewriter.eraseOp(pool);
+    if (poolTranspose)
+      fuseInputTranspose(rewriter, poolTranspose);
+    return;
+  }
+  fuseProducerInto(rewriter, t.getDefiningOp<linalg::GenericOp>());
+}
+
 /// Channels of a pixel-row convolution's input are a multiple of this.
 constexpr int64_t kPixelRowChannels = 8;
 
@@ -504,9 +740,17 @@ struct ConvToMatmulPass
         return;
       convs.push_back({op, *s});
     });
-    IRRewriter rewriter(&getContext());
+    // Ops erased by the fusions below (the input transposes recorded here
+    // can be among them: one that reads a transpose back directly; a
+    // recorded address reused by an op created after it was erased is
+    // skipped too).
+    struct ErasedOps : RewriterBase::Listener {
+      llvm::DenseSet<Operation *> ops;
+      void notifyOperationErased(Operation *op) override { ops.insert(op); }
+    } erased;
+    IRRewriter rewriter(&getContext(), &erased);
     // The transposes of pixel-row convolutions' results back to NCHW.
-    SmallVector<linalg::GenericOp> backToNchw;
+    SmallVector<linalg::GenericOp> backToNchw, inputToNhwc;
     if (nchwPixelRows) {
       for (auto &[op, shape] : convs) {
         // Channels in whole vectors: the pixel rows' copies move runs of C
@@ -516,10 +760,12 @@ struct ConvToMatmulPass
         auto nchw = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
         if (!nchw || shape.c % kPixelRowChannels != 0 || isPointwise(shape))
           continue;
-        Operation *back = nullptr;
-        op = transposeToNhwc(rewriter, nchw, back);
+        Operation *in = nullptr, *back = nullptr;
+        op = transposeToNhwc(rewriter, nchw, in, back);
         if (auto generic = dyn_cast<linalg::GenericOp>(back))
           backToNchw.push_back(generic);
+        if (auto generic = dyn_cast_or_null<linalg::GenericOp>(in))
+          inputToNhwc.push_back(generic);
         std::optional<ConvShape> s = getConvShape(op);
         if (!s) {
           op->emitError("mlir-rl-conv-to-matmul: the NHWC form of an NCHW "
@@ -529,6 +775,9 @@ struct ConvToMatmulPass
         shape = *s;
       }
     }
+    // Every recorded transpose exists now; an op erased before may have
+    // left its address to one of them: only erasures from here on count.
+    erased.ops.clear();
     llvm::SmallPtrSet<Operation *, 16> matmuls;
     for (auto &[op, shape] : convs) {
       FailureOr<Operation *> matmul =
@@ -544,6 +793,12 @@ struct ConvToMatmulPass
     // through a permuted map and can take it into their tiles.
     for (linalg::GenericOp back : backToNchw)
       fuseIntoConsumers(rewriter, back);
+    // Then the next convolution's input transpose takes such an epilogue
+    // in where nothing else reads it: NHWC from one convolution to the next.
+    if (nhwcBetweenConvs)
+      for (linalg::GenericOp transpose : inputToNhwc)
+        if (!erased.ops.contains(transpose))
+          fuseInputTranspose(rewriter, transpose);
     // The generics that consume a convolution (batch norm, bias, relu) are
     // collapsed to the matmul's shape, so that the scheduler can fuse the
     // matmul into their tiles (the expand_shape between them would stop it).

@@ -366,6 +366,12 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "pixel and the filter as its right-hand side, which packing "
            "stores as panels (false: the filter is the left-hand side and "
            "the right-hand side an im2col matrix with rows of OH*OW)">,
+    Option<"nhwcBetweenConvs", "nhwc-between-convs", "bool", /*default=*/"true",
+           "With nchw-pixel-rows: where a pixel-row convolution's input is "
+           "the result of another's epilogue (its transpose back taken in, "
+           "per-channel constants) that nothing else reads, through a "
+           "padding and a max or sum pooling (made an NHWC one) or neither, "
+           "the epilogue writes NHWC instead of NCHW into a transpose">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
