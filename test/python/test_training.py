@@ -186,6 +186,15 @@ def test_evaluate_reports_per_kind(tmp_path, varied_model):
     if rep["confirmed"]:
         assert rep["summary"]["all"]["policy"] == pytest.approx(
             geomean(r["policy_confirmed"] for r in rep["rows"]))
+    # --kinds: only those programs; an unknown kind is an error that names the known ones.
+    kind = rep["rows"][-1]["kind"]
+    only = evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", model=str(varied_model),
+                               random_budget=2, search_budget=2, runs=1, limit=1, kinds=kind,
+                               confirm_rounds=0, memo=str(tmp_path / "m.sqlite")), progress=False)
+    assert [r["kind"] for r in only["rows"]] == [kind]
+    with pytest.raises(ValueError, match="no programs of kinds"):
+        evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", kinds="nonexistent"),
+                 progress=False)
 
 
 def test_evaluate_searches_again_where_an_earlier_schedule_no_longer_applies(tmp_path):
