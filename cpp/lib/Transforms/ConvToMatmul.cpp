@@ -287,8 +287,6 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       dest = rl::sliceOfPadded(rewriter, loc, full,
                                RankedTensorType::get(colShape, elt));
     }
-    // An all-parallel generic copying `in` (read through `inExprs` of the
-    // copy's loops) into `out`.
     Value colFull;
     if (s.kh * s.kw <= maxTapCopies) {
       // One copy per filter tap (kh, kw): col[.., kh, kw, ..] is a strided
@@ -410,36 +408,50 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   return matmul.getOperation();
 }
 
-/// Fuses the generic that produces `copy`'s input into `copy` (an
-/// all-parallel generic that reads one tensor) where upstream elementwise
-/// fusion can; the producer stays while something else reads it. Returns
-/// the fused op's result, or null.
-Value fuseProducerInto(RewriterBase &rewriter, linalg::GenericOp copy) {
-  OpOperand &use = copy->getOpOperand(0);
-  auto producer = use.get().getDefiningOp<linalg::GenericOp>();
-  if (!producer || !linalg::areElementwiseOpsFusable(&use))
-    return {};
-  rewriter.setInsertionPoint(copy);
+/// Fuses the generic that `use` reads into `use`'s owner (a generic) where
+/// upstream elementwise fusion can: the owner's results become the fused
+/// op's and the owner is erased; the producer stays for its other readers.
+/// Returns whether it fused.
+bool fuseAtUse(RewriterBase &rewriter, OpOperand *use) {
+  Operation *consumer = use->getOwner();
+  if (!isa<linalg::GenericOp>(consumer) ||
+      !linalg::areElementwiseOpsFusable(use))
+    return false;
+  rewriter.setInsertionPoint(consumer);
   FailureOr<linalg::ElementwiseOpFusionResult> fused =
-      linalg::fuseElementwiseOps(rewriter, &use);
+      linalg::fuseElementwiseOps(rewriter, use);
   if (failed(fused))
-    return {};
-  Value result = fused->replacements.lookup(copy->getResult(0));
-  if (!result)
-    return {};
-  rewriter.replaceAllUsesWith(copy->getResult(0), result);
-  rewriter.eraseOp(copy);
-  if (producer->use_empty())
+    return false;
+  for (auto [original, replacement] : fused->replacements)
+    if (original.getDefiningOp() == consumer)
+      rewriter.replaceAllUsesWith(original, replacement);
+  if (consumer->use_empty())
+    rewriter.eraseOp(consumer);
+  return true;
+}
+
+/// Fuses the generic that produces `copy`'s input into `copy` (an
+/// all-parallel generic that reads one tensor); the producer is erased
+/// once nothing else reads it.
+void fuseProducerInto(RewriterBase &rewriter, linalg::GenericOp copy) {
+  auto producer = copy.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+  if (producer && fuseAtUse(rewriter, &copy->getOpOperand(0)) &&
+      producer->use_empty())
     rewriter.eraseOp(producer);
-  return result;
+}
+
+/// Whether `op` computes elementwise into its only result: all loops
+/// parallel, the result written through the identity map.
+bool isElementwiseInto(linalg::GenericOp op) {
+  return op->getNumResults() == 1 && op.getNumReductionLoops() == 0 &&
+         op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity();
 }
 
 /// Whether `op` broadcasts lower-rank tensors (a bias into a convolution's
-/// accumulator): an all-parallel generic of one result, identity output
-/// map, whose inputs all have fewer dimensions than its loops.
+/// accumulator): elementwise, its inputs all of fewer dimensions than its
+/// loops.
 bool isBroadcast(linalg::GenericOp op) {
-  if (op->getNumResults() != 1 || op.getNumReductionLoops() != 0 ||
-      !op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity())
+  if (!isElementwiseInto(op))
     return false;
   for (OpOperand *in : op.getDpsInputOperands())
     if (op.getMatchingIndexingMap(in).getNumResults() >= op.getNumLoops())
@@ -483,7 +495,6 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
 /// broadcasts into NHWC directly), the result back to NCHW. Returns the new
 /// convolution; the op that transposes its input goes to `in`, the one
 /// that transposes its result to `back`.
-
 linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv,
                                  Operation *&in, Operation *&back) {
@@ -515,25 +526,14 @@ linalg::LinalgOp transposeToNhwc(RewriterBase &rewriter,
 
 /// Fuses `back` (an all-parallel generic) into each generic that reads it
 /// where upstream elementwise fusion can; erases it once it has no use.
+/// The uses are looked up again after each fusion: a fused consumer is
+/// erased with its operands, and it may have read `back` twice.
 void fuseIntoConsumers(RewriterBase &rewriter, linalg::GenericOp back) {
-  SmallVector<OpOperand *> uses;
-  for (OpOperand &use : back->getResult(0).getUses())
-    if (isa<linalg::GenericOp>(use.getOwner()) &&
-        linalg::areElementwiseOpsFusable(&use))
-      uses.push_back(&use);
-  for (OpOperand *use : uses) {
-    Operation *consumer = use->getOwner();
-    rewriter.setInsertionPoint(consumer);
-    FailureOr<linalg::ElementwiseOpFusionResult> fused =
-        linalg::fuseElementwiseOps(rewriter, use);
-    if (failed(fused))
-      continue;
-    // The consumer's results only: `back` stays for its other readers.
-    for (auto [original, replacement] : fused->replacements)
-      if (original.getDefiningOp() == consumer)
-        rewriter.replaceAllUsesWith(original, replacement);
-    if (consumer->use_empty())
-      rewriter.eraseOp(consumer);
+  for (bool fused = true; fused;) {
+    fused = false;
+    for (OpOperand &use : back->getResult(0).getUses())
+      if ((fused = fuseAtUse(rewriter, &use)))
+        break;
   }
   if (back->use_empty())
     rewriter.eraseOp(back);
@@ -546,10 +546,7 @@ void fuseIntoConsumers(RewriterBase &rewriter, linalg::GenericOp back) {
 /// norm's per-channel constants). Fused, it reads them in their own order;
 /// an NCHW input (a residual, a pooling's window) would be read across.
 bool takesNhwcInputsOnly(linalg::GenericOp producer) {
-  if (producer->getNumResults() != 1 ||
-      producer.getNumReductionLoops() != 0 ||
-      !producer.getIndexingMapMatchingResult(producer->getResult(0))
-           .isIdentity())
+  if (!isElementwiseInto(producer))
     return false;
   unsigned rank = producer.getNumLoops();
   AffineMap nhwc =
@@ -687,14 +684,11 @@ void fuseInputTranspose(RewriterBase &rewriter, linalg::GenericOp transpose) {
   Type type = transpose->getResult(0).getType();
   Value moved = t;
   if (p.pad) {
-    SmallVector<OpFoldResult> low, high;
-    for (int64_t d : kToNhwc) {
-      low.push_back(rewriter.getIndexAttr(p.pad.getStaticLow()[d]));
-      high.push_back(rewriter.getIndexAttr(p.pad.getStaticHigh()[d]));
-    }
-    moved = tensor::PadOp::create(rewriter, loc, type, t, low, high,
-                                  p.pad.getConstantPaddingValue(),
-                                  p.pad.getNofold());
+    moved = tensor::PadOp::create(
+        rewriter, loc, type, t,
+        permuted<OpFoldResult>(p.pad.getMixedLowPad(), kToNhwc),
+        permuted<OpFoldResult>(p.pad.getMixedHighPad(), kToNhwc),
+        p.pad.getConstantPaddingValue(), p.pad.getNofold());
   } else if (p.insert) {
     auto shaped = cast<RankedTensorType>(type);
     Value empty = tensor::EmptyOp::create(rewriter, loc, shaped.getShape(),
