@@ -80,7 +80,8 @@ def main() -> None:
     for form, text, schedule in variants:
         r = run_pass(text, schedule=schedule,
                      extra=([] if form == "pass"
-                            else ["pack-rhs=false", "register-tiles=false"]))
+                            else ["pack-rhs=false", "register-tiles=false",
+                                  "copies-by-rule=false"]))
         fns.append(Module.parse(r.ir).compile(args.threads))
         rows.append((form, ("policy: " if not schedule else "") + r.schedule.split(";")[0]))
     timings = time_compiled(fns, args.rounds, args.runs)

@@ -115,6 +115,7 @@ nb::dict runInfoDict(const PolicyRunInfo &info) {
   d["warnings"] = info.warnings;
   d["packed"] = info.packed;
   d["register_tiled"] = info.registerTiled;
+  d["copies_by_rule"] = info.copiesByRule;
   d["not_rescheduled"] = info.notRescheduled;
   return d;
 }
@@ -723,7 +724,7 @@ NB_MODULE(_core, m) {
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
               bool rewriteWindows, bool padToTiles, bool packRhs,
-              bool registerTiles) {
+              bool registerTiles, bool copiesByRule) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
@@ -731,7 +732,7 @@ NB_MODULE(_core, m) {
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                             error, observer, rewriteWindows,
                                             padToTiles, packRhs,
-                                            registerTiles);
+                                            registerTiles, copiesByRule);
              if (pending)
                throw *pending;
              if (!ok)
@@ -741,13 +742,14 @@ NB_MODULE(_core, m) {
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
            "pad_to_tiles"_a = true, "pack_rhs"_a = true,
-           "register_tiles"_a = true,
+           "register_tiles"_a = true, "copies_by_rule"_a = true,
            "on_step(op_id, step, schedule_so_far), if given, is called before "
            "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
            "the pass's front end (before the first action; op ids "
            "renumbered). pack_rhs, register_tiles: as the pass's options "
            "(matmuls scheduled again with B packed into panels, or plain ones "
-           "with a register tile, by the decisions on their plain form).")
+           "with a register tile, by the decisions on their plain form). "
+           "copies_by_rule: as the pass's copies-by-rule.")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
               nb::object onStep, bool rewriteWindows, bool padToTiles) {

@@ -370,7 +370,8 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  std::string &error,
                                  const StepObserver &onStep,
                                  bool rewriteWindows, bool padToTiles,
-                                 bool packRhs, bool registerTiles) {
+                                 bool packRhs, bool registerTiles,
+                                 bool copiesByRule) {
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
@@ -385,6 +386,7 @@ bool Program::scheduleWithPolicy(const std::string &model,
   MatmulRescheduling opts;
   opts.pack = packRhs;
   opts.registerTiles = registerTiles;
+  opts.copies = copiesByRule;
   OwningOpRef<ModuleOp> unscheduled;
   if (!impl->scheduler->hasApplied() &&
       hasMatmulsToReschedule(*impl->module, opts))
@@ -396,7 +398,8 @@ bool Program::scheduleWithPolicy(const std::string &model,
   if (ok && unscheduled) {
     std::unique_ptr<Scheduler> packed = rescheduleMatmuls(
         *impl->scheduler, *unscheduled, run, opts, VerifyScope::Touched,
-        info.packed, info.registerTiled, info.notRescheduled);
+        info.packed, info.registerTiled, info.copiesByRule,
+        info.notRescheduled);
     if (packed) {
       impl->scheduler = std::move(packed);
       impl->module = std::move(unscheduled);

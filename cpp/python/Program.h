@@ -89,6 +89,8 @@ struct PolicyRunInfo {
   /// candidates (rescheduleMatmuls).
   int64_t packed = 0;
   int64_t registerTiled = 0;
+  /// Copies scheduled by rule (getCopySchedule).
+  int64_t copiesByRule = 0;
   std::string notRescheduled;
 };
 
@@ -150,7 +152,8 @@ public:
                           std::string &error,
                           const StepObserver &onStep = nullptr,
                           bool rewriteWindows = true, bool padToTiles = true,
-                          bool packRhs = true, bool registerTiles = true);
+                          bool packRhs = true, bool registerTiles = true,
+                          bool copiesByRule = true);
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,

@@ -372,7 +372,8 @@ class Module:
                              rewrite_windows: bool = True,
                              pad_to_tiles: bool = True,
                              pack_rhs: bool = True,
-                             register_tiles: bool = True) -> dict:
+                             register_tiles: bool = True,
+                             copies_by_rule: bool = True) -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
 
         The pass's front end, before the first action: ``rewrite_windows``
@@ -387,13 +388,17 @@ class Module:
         at least 128 rows), each op by its decision on the plain form.
         ``register_tiles`` (``register-tiles``): in that second schedule,
         matmuls that stay plain get a register tile under their decided
-        tiling. Both off: the module as the policy's decisions left it.
+        tiling. ``copies_by_rule`` (``copies-by-rule``): in that second
+        schedule, copies whose rows are contiguous on both sides (im2col
+        copies, copies of B) get a schedule by rule, not their decision.
+        All three off: the module as the policy's decisions left it.
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings; ``packed``:
         the matmuls packed, ``register_tiled``: the plain ones given a
-        register tile, ``not_rescheduled``: why neither happened, if there
-        were candidates.
+        register tile, ``copies_by_rule``: the copies scheduled by rule,
+        ``not_rescheduled``: why none of it happened, if there were
+        candidates.
         ``on_step(op_id, step, schedule_so_far)`` is called before each step
         is applied.
         """
@@ -401,7 +406,8 @@ class Module:
             return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
                                                       on_step, rewrite_windows,
                                                       pad_to_tiles, pack_rhs,
-                                                      register_tiles)
+                                                      register_tiles,
+                                                      copies_by_rule)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

@@ -21,7 +21,8 @@ gives it:
 
 The schedule comes from the pass on the program as IREE sees it
 (``rewrite-windows=false pad-to-tiles=false pack-rhs=false
-register-tiles=false``: IREE does its own dispatch formation). Left to
+register-tiles=false copies-by-rule=false``: IREE does its own dispatch
+formation). Left to
 IREE, with the reason in the report: ops the policy did not vectorize or
 interchanged, elementwise ops (IREE collapses their
 loops, so the loop order differs), convolutions (IREE 3.13 drops a spec's
@@ -205,7 +206,7 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
     # on rewritten (windows, padding) or packed ones.
     result = run_pass(text, model=model, name=name,
                       extra=["rewrite-windows=false", "pad-to-tiles=false", "pack-rhs=false",
-                             "register-tiles=false", *extra])
+                             "register-tiles=false", "copies-by-rule=false", *extra])
     infos = {o.id: o for o in Module.parse(text, name).ops()}
     entries, matchers, seen = [], [], {}
     for op_id, actions in parse_schedule(result.schedule):

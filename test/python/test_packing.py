@@ -64,8 +64,13 @@ def test_pass_packs_an_argument_by_a_copy(monkeypatch):
     result = run_pass(text, name="matmul")
     assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
     # The copy is an op of its own (op 1, before the matmul, now op 2),
-    # scheduled by the policy.
-    assert re.search(r"\b2: ", result.schedule), result.schedule
+    # scheduled by rule: of [256/16 panels, 128 rows of k, 16 columns], the
+    # panels in 8 iterations of 2, vectors of 8 rows of 16.
+    assert "1 copies scheduled by rule" in result.stderr, result.stderr
+    assert re.search(r"\b1: TP\(2,0,0\) T\(1,8,0\) V\b", result.schedule), result.schedule
+    by_policy = run_pass(text, name="matmul", extra=["copies-by-rule=false"])
+    assert "by rule" not in by_policy.stderr
+    assert re.search(r"\b1: ", by_policy.schedule), by_policy.schedule
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err
     only = run_pass(text, name="matmul", extra=["pack-constants-only=true"])
@@ -173,3 +178,83 @@ def test_in_process_scheduling_register_tiles_as_the_pass_does():
     info = plain.schedule_with_policy(register_tiles=False)
     assert info["register_tiled"] == 0
     assert plain.schedule == run_pass(text, name="matmul", extra=["register-tiles=false"]).schedule
+
+
+def _copy_schedule(schedule: str, op: int) -> str:
+    return re.search(rf"\b{op}: ([^;]*)", schedule).group(1).strip()
+
+
+def _tap_copies(text: str) -> list[int]:
+    """The im2col copies of a prepared convolution (one per filter tap)."""
+    return [o.id for o in Module.parse(text, "conv").ops()
+            if o.kind == "generic" and len(o.loop_bounds) == 5]
+
+
+@pytest.mark.parametrize("conv", [
+    # NHWC 3x3 stride 1: nine im2col copies of 56x56x1x1x64.
+    ((1, 58, 58, 64, 3, 3, 64), 1, "TP(4,0,0,0,0) T(1,2,0,0,0) V"),
+    # NHWC 3x3 stride 2, 7x7 pixels of 512 channels (ResNet's last stage).
+    ((1, 16, 16, 512, 3, 3, 64), 2, "TP(1,1,0,0,0) V"),
+])
+def test_pass_schedules_im2col_copies_by_rule(conv, monkeypatch):
+    """The im2col copies of a convolution (contiguous rows of channels on
+    both sides) get a schedule by rule, not their decision: parallel over
+    the outer pixel loops into at least 8 iterations, vectors of whole rows
+    up to about 128 elements. The outputs stay equal; copies-by-rule=false
+    keeps the policy's decisions."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    shape, stride, expected = conv
+    text = prepare(kernels.conv2d_nhwc(*shape, stride=stride), "conv")
+    taps = _tap_copies(text)
+    assert len(taps) == 9, taps
+    result = run_pass(text, name="conv")
+    assert "copies scheduled by rule" in result.stderr, result.stderr
+    assert [_copy_schedule(result.schedule, i) for i in taps] == [expected] * 9, result.schedule
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+    decided = run_pass(text, name="conv", extra=["copies-by-rule=false"])
+    assert "by rule" not in decided.stderr
+    assert decided.schedule != result.schedule
+    ok, err = _outputs_equal(text, decided.ir)
+    assert ok, err
+
+
+def test_transposes_and_narrow_copies_keep_their_decisions(monkeypatch):
+    """A copy whose innermost loop is not innermost in its input (the
+    transposes around a pixel-row convolution) or has fewer elements than a
+    vector (an RGB image's 3 channels) is not scheduled by rule."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = prepare(kernels.conv2d_nchw(1, 64, 18, 18, 64, 3, 3), "conv")
+    by_rule = run_pass(text, name="conv")
+    decided = run_pass(text, name="conv", extra=["copies-by-rule=false"])
+    # The input to NHWC, the filter to HWCF, the result back to NCHW.
+    transposes = [o.id for o in Module.parse(text, "conv").ops()
+                  if o.kind == "generic" and len(o.loop_bounds) == 4]
+    assert len(transposes) == 3, transposes
+    for i in transposes:
+        assert _copy_schedule(by_rule.schedule, i) == _copy_schedule(decided.schedule, i)
+    assert all(_copy_schedule(by_rule.schedule, i) != _copy_schedule(decided.schedule, i)
+               for i in _tap_copies(text))
+    ok, err = _outputs_equal(text, by_rule.ir)
+    assert ok, err
+    rgb = prepare(kernels.conv2d_nhwc(1, 34, 34, 3, 3, 3, 64), "conv")
+    by_rule = run_pass(rgb, name="conv")
+    decided = run_pass(rgb, name="conv", extra=["copies-by-rule=false"])
+    taps = _tap_copies(rgb)
+    assert len(taps) == 9, taps
+    for i in taps:
+        assert _copy_schedule(by_rule.schedule, i) == _copy_schedule(decided.schedule, i)
+
+
+def test_in_process_scheduling_schedules_copies_as_the_pass_does():
+    """Nine tap copies and the copy of the filter (an argument, packed at
+    run time for 256 rows)."""
+    text = prepare(kernels.conv2d_nhwc(1, 18, 18, 64, 3, 3, 64), "conv")
+    m = Module.parse(text, "conv")
+    info = m.schedule_with_policy()
+    assert info["copies_by_rule"] == 10, info
+    assert m.schedule == run_pass(text, name="conv").schedule
+    plain = Module.parse(text, "conv")
+    info = plain.schedule_with_policy(copies_by_rule=False)
+    assert info["copies_by_rule"] == 0
+    assert plain.schedule == run_pass(text, name="conv", extra=["copies-by-rule=false"]).schedule

@@ -225,6 +225,7 @@ struct LinalgRlSchedulePass
     opts.pack = packRhs;
     opts.minRowsToCopy = packConstantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
     opts.registerTiles = registerTiles;
+    opts.copies = copiesByRule;
     return opts;
   }
 
@@ -243,17 +244,17 @@ struct LinalgRlSchedulePass
   LogicalResult rescheduleMatmuls(ModuleOp module, Scheduler &plain,
                                   ModuleOp unscheduled,
                                   VerifyScope verifyScope, bool report) {
-    int64_t packed = 0, tiled = 0;
+    int64_t packed = 0, tiled = 0, copied = 0;
     std::string why;
     auto runPolicy = makePolicyFn();
     std::unique_ptr<Scheduler> scheduler = mlir::rl::rescheduleMatmuls(
         plain, unscheduled, runPolicy, getRescheduling(), verifyScope, packed,
-        tiled, why);
+        tiled, copied, why);
     if (!scheduler) {
       if (report)
         emitRemark(module.getLoc())
-            << "linalg-rl-schedule: matmuls as decided (not packed or "
-               "register-tiled): "
+            << "linalg-rl-schedule: matmuls and copies as decided (not "
+               "packed, register-tiled or by rule): "
             << why;
       return failure();
     }
@@ -262,9 +263,12 @@ struct LinalgRlSchedulePass
       d << "linalg-rl-schedule:";
       if (packed)
         d << " the right-hand sides of " << packed
-          << " matmuls packed into panels" << (tiled ? ";" : "");
+          << " matmuls packed into panels" << (tiled || copied ? ";" : "");
       if (tiled)
-        d << " " << tiled << " plain matmuls register-tiled";
+        d << " " << tiled << " plain matmuls register-tiled"
+          << (copied ? ";" : "");
+      if (copied)
+        d << " " << copied << " copies scheduled by rule";
     }
     if (failed(finish(unscheduled, *scheduler)))
       return failure();

@@ -446,41 +446,252 @@ PassStep getPackRhsStep(int64_t minRowsToCopy) {
   return {"mlir-rl-pack-rhs", {}, {{"min-rows-to-copy", minRowsToCopy}}};
 }
 
+std::optional<std::vector<Action>>
+getCopySchedule(linalg::LinalgOp op, int64_t lanes,
+                const LegalityConfig &legality, const FeatureLayout &layout) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2 ||
+      lanes < 1)
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 || !yield ||
+      yield->getNumOperands() != 1 || yield->getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  int64_t n = op.getNumLoops();
+  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  if (!op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity() ||
+      !in.isProjectedPermutation() || in.getNumResults() == 0 ||
+      in.getResults().back() != getAffineDimExpr(n - 1, op.getContext()))
+    return std::nullopt;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  if (llvm::any_of(extents, [](int64_t e) { return e < 1; }) ||
+      extents.back() < lanes || extents.back() % lanes != 0)
+    return std::nullopt;
+  // The largest tile candidate dividing `extent` for which `fits` holds.
+  auto largest = [&](int64_t extent, auto fits) -> int64_t {
+    int64_t best = 0;
+    for (int64_t c : layout.tileCandidates)
+      if (c > 0 && c <= extent && extent % c == 0 && fits(c))
+        best = std::max(best, c);
+    return best;
+  };
+  // Parallel: the outer loops, from the outermost, into at least
+  // kMinIterations iterations (each loop whole, split or untiled).
+  constexpr int64_t kMinIterations = 8;
+  Sizes parallel(n, 0), tile(extents.begin(), extents.end());
+  int64_t iterations = 1;
+  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
+    if (extents[i] == 1)
+      continue;
+    int64_t c = largest(extents[i], [&](int64_t c) {
+      return iterations * (extents[i] / c) >= kMinIterations;
+    });
+    if (c == 0)
+      c = 1;
+    parallel[i] = c, tile[i] = c;
+    iterations *= extents[i] / c;
+  }
+  if (iterations == 1)
+    return std::nullopt;
+  // Vectors: whole rows up to the innermost limit (else the largest
+  // candidate), then outer loops while the tile holds at most
+  // kVectorElements elements.
+  constexpr int64_t kVectorElements = 128;
+  Sizes vector(n, 0);
+  int64_t inner = tile[n - 1];
+  if (inner > legality.maxVectorInnermost) {
+    inner = largest(tile[n - 1], [&](int64_t c) {
+      return c <= legality.maxVectorInnermost && c % lanes == 0;
+    });
+    if (inner == 0)
+      return std::nullopt;
+    vector[n - 1] = inner;
+  }
+  int64_t elements = inner;
+  for (int64_t i = n - 2; i >= 0; --i) {
+    if (elements * tile[i] <= kVectorElements) {
+      elements *= tile[i];
+      continue;
+    }
+    int64_t c = largest(tile[i], [&](int64_t c) {
+      return elements * c <= kVectorElements;
+    });
+    if (c == 0)
+      c = 1;
+    if (c < tile[i])
+      vector[i] = c;
+    elements *= c;
+  }
+  if (elements > legality.maxVectorElements ||
+      elements / inner > legality.maxVectorRows)
+    return std::nullopt;
+  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
+  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
+    out.push_back({ActionKind::Tiling, vector});
+  out.push_back({ActionKind::Vectorization, {}});
+  if ((int)out.size() > layout.historyLength)
+    return std::nullopt;
+  return out;
+}
+
+/// The vector lanes of `op`'s elements on `legality`'s target (0: unknown).
+static int64_t getLanes(linalg::LinalgOp op, const LegalityConfig &legality) {
+  Type t = getElementTypeOrSelf(op->getResult(0).getType());
+  if (!t.isIntOrFloat() || t.getIntOrFloatBitWidth() % 8 != 0 ||
+      legality.vectorRegisterBits <= 0)
+    return 0;
+  return legality.vectorRegisterBits / t.getIntOrFloatBitWidth();
+}
+
 bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
   if (opts.pack && !getPackCandidates(root, opts.minRowsToCopy).empty())
     return true;
-  if (!opts.registerTiles)
+  if (!opts.registerTiles && !opts.copies)
     return false;
-  WalkResult r = root->walk([](linalg::LinalgOp op) {
-    return getPlainMatmulExtents(op) ? WalkResult::interrupt()
-                                     : WalkResult::advance();
+  const ActionSpaceConfig &config = ActionSpaceConfig::getDefault();
+  WalkResult r = root->walk([&](linalg::LinalgOp op) {
+    if (opts.registerTiles && getPlainMatmulExtents(op))
+      return WalkResult::interrupt();
+    if (opts.copies && op->getNumResults() == 1 &&
+        getCopySchedule(op, getLanes(op, config.legality), config.legality,
+                        config.layout))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
   });
   return r.wasInterrupted();
+}
+
+/// rescheduleMatmuls' application: tags `unscheduled` with the plain ids,
+/// packs the candidates, applies `decided` (with `byRule` in place of the
+/// copies' decisions) and schedules the copies of B (by rule where
+/// `withRules` and the rule fits, else by `policy`).
+static std::unique_ptr<Scheduler> applyRescheduling(
+    ModuleOp unscheduled, Scheduler &plain, PolicyFn policy,
+    const MatmulRescheduling &opts, VerifyScope verifyScope,
+    std::map<int64_t, PackCandidate> &candidates,
+    const std::map<int64_t, std::vector<Action>> &decided,
+    const std::map<int64_t, std::vector<Action>> &byRule, bool withRules,
+    int64_t &copied, std::string &why) {
+  const ActionSpaceConfig &config = plain.getConfig();
+  copied = 0;
+  // Tagged with the plain ids (the clone was made after plain's
+  // initialize): the packed op keeps its tag, a copy of B has none.
+  {
+    int64_t id = 0;
+    unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+      op->setAttr(kOpIdAttrName,
+                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), id++));
+    });
+    IRRewriter rewriter(unscheduled.getContext());
+    for (auto &[id, c] : candidates) {
+      if (failed(packRhs(rewriter, c.op, c.panelWidth, opts.minRowsToCopy))) {
+        why = "a right-hand side could not be packed";
+        return nullptr;
+      }
+    }
+  }
+  std::vector<int64_t> plainIdOf; // by the new id; -1: a copy of B
+  std::map<int64_t, std::vector<Action>> copiesOfB; // by the new id
+  unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+    auto attr = op->getAttrOfType<IntegerAttr>(kOpIdAttrName);
+    if (!attr && withRules && op->getNumResults() == 1)
+      if (auto rule = getCopySchedule(op, getLanes(op, config.legality),
+                                      config.legality, config.layout))
+        copiesOfB[plainIdOf.size()] = *rule;
+    plainIdOf.push_back(attr ? attr.getInt() : -1);
+  });
+  auto scheduler =
+      std::make_unique<Scheduler>(unscheduled, config, verifyScope);
+  std::vector<PassStep> prelude = plain.getPrelude();
+  if (!candidates.empty())
+    prelude.push_back(getPackRhsStep(opts.minRowsToCopy));
+  scheduler->setPrelude(prelude);
+  scheduler->initialize();
+  int64_t copies = llvm::count(plainIdOf, -1);
+  if (scheduler->getOps().size() != plainIdOf.size() ||
+      plainIdOf.size() != plain.getOps().size() + copies) {
+    scheduler->removeTags();
+    why = "packing changed the ops unexpectedly";
+    return nullptr;
+  }
+  ExplicitSchedule translated;
+  for (int64_t id = 0; id < (int64_t)plainIdOf.size(); ++id) {
+    auto rule = byRule.find(plainIdOf[id]);
+    auto it = decided.find(plainIdOf[id]);
+    auto ofB = copiesOfB.find(id);
+    if (plainIdOf[id] >= 0 && rule != byRule.end()) {
+      translated.entries.push_back({id, rule->second});
+      ++copied;
+    } else if (plainIdOf[id] >= 0 && it != decided.end()) {
+      translated.entries.push_back({id, it->second});
+    } else if (ofB != copiesOfB.end()) {
+      translated.entries.push_back({id, ofB->second});
+      ++copied;
+    }
+  }
+  std::string message;
+  ApplyStatus status = scheduler->applySchedule(translated, message);
+  if (status != ApplyStatus::Applied) {
+    scheduler->removeTags();
+    why = "the translated schedule did not apply (" +
+          formatSchedule(translated) + "): " + message;
+    return nullptr;
+  }
+  // The copies of B, by the policy (greedy), consumers first.
+  std::mt19937_64 rng(0);
+  PolicyStats stats;
+  for (int64_t id : scheduler->getTraversalOrder()) {
+    if (plainIdOf[id] >= 0 || copiesOfB.count(id))
+      continue;
+    std::string error;
+    if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),
+                                               rng, stats, error))) {
+      scheduler->removeTags();
+      why = "the policy failed on a copy of B: " + error;
+      return nullptr;
+    }
+  }
+  if (failed(verify(unscheduled))) {
+    scheduler->removeTags();
+    why = "the rescheduled module does not verify";
+    return nullptr;
+  }
+  return scheduler;
 }
 
 std::unique_ptr<Scheduler>
 rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
                   const MatmulRescheduling &opts, VerifyScope verifyScope,
-                  int64_t &packed, int64_t &tiled, std::string &why) {
-  packed = 0, tiled = 0;
+                  int64_t &packed, int64_t &tiled, int64_t &copied,
+                  std::string &why) {
+  packed = 0, tiled = 0, copied = 0;
   std::map<int64_t, PackCandidate> candidates;
   if (opts.pack)
     candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
-  // Plain matmuls that are not packed, by the plain op id.
+  const ActionSpaceConfig &config = plain.getConfig();
+  // Plain matmuls that are not packed, and copies with a rule's schedule,
+  // by the plain op id.
   std::map<int64_t, std::pair<std::array<int64_t, 3>, int64_t>> plainMatmuls;
-  if (opts.registerTiles) {
+  std::map<int64_t, std::vector<Action>> copyRules;
+  {
     int64_t id = 0;
     unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
       int64_t current = id++;
       if (candidates.count(current))
         return;
-      if (auto mnk = getPlainMatmulExtents(op))
+      if (auto mnk = getPlainMatmulExtents(op); mnk && opts.registerTiles)
         plainMatmuls[current] = {
             *mnk, (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
                       .getIntOrFloatBitWidth()};
+      if (opts.copies && op->getNumResults() == 1)
+        if (auto rule = getCopySchedule(op, getLanes(op, config.legality),
+                                        config.legality, config.layout))
+          copyRules[current] = *rule;
     });
   }
-  const ActionSpaceConfig &config = plain.getConfig();
   // A producer fused into a consumer's tiles keeps its decision (its
   // extents are the consumer tile's, not its own).
   std::set<int64_t> fused;
@@ -498,9 +709,17 @@ rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     }
   }
   std::map<int64_t, std::vector<Action>> decided; // by the plain op id
+  // The copies whose decision the rule replaces (the attempt with them).
+  std::map<int64_t, std::vector<Action>> byRule;
   for (const OpRecord &rec : plain.getOps()) {
     if (rec.state.history.empty())
       continue;
+    auto rule = copyRules.find(rec.id);
+    if (rule != copyRules.end() && !fused.count(rec.id) &&
+        llvm::none_of(rec.state.history, [](const Action &a) {
+          return a.info().has(kFusesProducer);
+        }))
+      byRule[rec.id] = rule->second;
     auto it = candidates.find(rec.id);
     if (it == candidates.end()) {
       decided[rec.id] = rec.state.history;
@@ -527,76 +746,36 @@ rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     }
     decided[rec.id] = *actions;
   }
-  if (candidates.empty() && tiled == 0) {
-    why = "no matmul to pack or register-tile";
+  if (candidates.empty() && tiled == 0 && byRule.empty()) {
+    why = "no matmul to pack or register-tile, no copy to schedule by rule";
     return nullptr;
   }
-  // Tagged with the plain ids (the clone was made after plain's
-  // initialize): the packed op keeps its tag, a copy of B has none.
-  {
-    int64_t id = 0;
-    unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
-      op->setAttr(kOpIdAttrName,
-                  IntegerAttr::get(IntegerType::get(op.getContext(), 64), id++));
-    });
-    IRRewriter rewriter(unscheduled.getContext());
-    for (auto &[id, c] : candidates) {
-      if (failed(packRhs(rewriter, c.op, c.panelWidth, opts.minRowsToCopy))) {
-        why = "a right-hand side could not be packed";
-        return nullptr;
-      }
-    }
+  // Should the rule's schedules not apply, the module as it was, for an
+  // attempt without them.
+  OwningOpRef<ModuleOp> spare;
+  if (opts.copies)
+    spare = cast<ModuleOp>(unscheduled->clone());
+  std::unique_ptr<Scheduler> scheduler =
+      applyRescheduling(unscheduled, plain, policy, opts, verifyScope,
+                        candidates, decided, byRule, opts.copies, copied, why);
+  if (!scheduler && spare) {
+    unscheduled.getBodyRegion().takeBody(spare->getBodyRegion());
+    std::string first = why;
+    byRule.clear();
+    // The same matmuls, in the restored module.
+    if (opts.pack)
+      candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
+    scheduler = applyRescheduling(unscheduled, plain, policy, opts,
+                                  verifyScope, candidates, decided, byRule,
+                                  /*withRules=*/false, copied, why);
+    if (!scheduler)
+      why += " (with copies by rule: " + first + ")";
   }
-  std::vector<int64_t> plainIdOf; // by the new id; -1: a copy of B
-  unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
-    auto attr = op->getAttrOfType<IntegerAttr>(kOpIdAttrName);
-    plainIdOf.push_back(attr ? attr.getInt() : -1);
-  });
-  auto scheduler =
-      std::make_unique<Scheduler>(unscheduled, config, verifyScope);
-  std::vector<PassStep> prelude = plain.getPrelude();
-  if (!candidates.empty())
-    prelude.push_back(getPackRhsStep(opts.minRowsToCopy));
-  scheduler->setPrelude(prelude);
-  scheduler->initialize();
-  int64_t copies = llvm::count(plainIdOf, -1);
-  if (scheduler->getOps().size() != plainIdOf.size() ||
-      plainIdOf.size() != plain.getOps().size() + copies) {
-    scheduler->removeTags();
-    why = "packing changed the ops unexpectedly";
-    return nullptr;
-  }
-  ExplicitSchedule translated;
-  for (int64_t id = 0; id < (int64_t)plainIdOf.size(); ++id) {
-    auto it = decided.find(plainIdOf[id]);
-    if (plainIdOf[id] >= 0 && it != decided.end())
-      translated.entries.push_back({id, it->second});
-  }
-  std::string message;
-  ApplyStatus status = scheduler->applySchedule(translated, message);
-  if (status != ApplyStatus::Applied) {
-    scheduler->removeTags();
-    why = "the translated schedule did not apply (" +
-          formatSchedule(translated) + "): " + message;
-    return nullptr;
-  }
-  // The copies of B, by the policy (greedy), consumers first.
-  std::mt19937_64 rng(0);
-  PolicyStats stats;
-  for (int64_t id : scheduler->getTraversalOrder()) {
-    if (plainIdOf[id] >= 0)
-      continue;
-    std::string error;
-    if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),
-                                               rng, stats, error))) {
+  if (!scheduler || (candidates.empty() && tiled == 0 && copied == 0)) {
+    if (scheduler) {
       scheduler->removeTags();
-      why = "the policy failed on a copy of B: " + error;
-      return nullptr;
+      why = "no matmul to pack or register-tile, no copy to schedule by rule";
     }
-  }
-  if (failed(verify(unscheduled))) {
-    scheduler->removeTags();
-    why = "the rescheduled module does not verify";
     return nullptr;
   }
   packed = candidates.size();

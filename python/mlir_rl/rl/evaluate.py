@@ -113,7 +113,8 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
             m = Module.parse(text, entry["name"])
             # The schedule is measured on `text` as given: no window rewrite.
             m.schedule_with_policy(cfg.model, rewrite_windows=False, pad_to_tiles=False,
-                                   pack_rhs=False, register_tiles=False)
+                                   pack_rhs=False, register_tiles=False,
+                                   copies_by_rule=False)
             meas = measurer.measure(text, m.schedule)
             policy = measurer.speedup(text, meas)
             row = {"name": entry["name"], "kind": entry["kind"], "family": entry["family"],

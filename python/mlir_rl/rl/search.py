@@ -303,7 +303,8 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
             if cfg.policy is not None:
                 pm = Module.parse(text, name)
                 pm.schedule_with_policy(cfg.policy, rewrite_windows=False, pad_to_tiles=False,
-                                        pack_rhs=False, register_tiles=False)
+                                        pack_rhs=False, register_tiles=False,
+                                        copies_by_rule=False)
                 extra.append(pm.schedule)
             r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
                        candidates=extra, local=cfg.local)

@@ -136,6 +136,21 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
 /// threshold `minRowsToCopy` (0: constants only).
 PassStep getPackRhsStep(int64_t minRowsToCopy);
 
+/// A copy's schedule by rule (no decision of the policy): `op` is a
+/// static all-parallel generic that yields its one input, written through
+/// the identity map, whose innermost loop is also innermost in the input
+/// (contiguous rows on both sides: the im2col copies of convolutions, the
+/// copies of B into panels) and has at least `lanes` elements. TP over the
+/// outer loops into at least 8 iterations, then a vector tile of about 128
+/// elements along the rows (whole rows up to the innermost limit), then V.
+/// The policy gave the im2col copies 4-wide vectors in thousands of
+/// iterations (TP(4,4,1,0,4) on 56x56x1x1x64); by rule a 3x3 convolution
+/// ran about 12 % faster (docs/results.md, session 19). None when `op` is
+/// not such a copy or no tiling fits `legality` and `layout`'s candidates.
+std::optional<std::vector<Action>>
+getCopySchedule(linalg::LinalgOp op, int64_t lanes,
+                const LegalityConfig &legality, const FeatureLayout &layout);
+
 /// What rescheduleMatmuls does after the policy's decisions.
 struct MatmulRescheduling {
   /// Pack right-hand sides (mlir-rl-pack-rhs), non-constant ones for
@@ -144,10 +159,15 @@ struct MatmulRescheduling {
   int64_t minRowsToCopy = kDefaultMinRowsToCopy;
   /// Give matmuls that stay plain a register tile (translateRegisterTile).
   bool registerTiles = true;
+  /// Schedule copies by rule (getCopySchedule) instead of by their
+  /// decision: those of the module that no consumer fused and whose
+  /// decision fused no producer, and the copies of B.
+  bool copies = true;
 };
 
 /// Whether `root` has a matmul that rescheduleMatmuls would pack or
-/// register-tile (before any decision: a plain matmul is a candidate).
+/// register-tile (before any decision: a plain matmul is a candidate), or
+/// a copy it would schedule by rule.
 bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts);
 
 /// After `plain` has scheduled a module with the policy, schedules
@@ -155,17 +175,21 @@ bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts);
 /// `plain`'s decision, translated for the packed matmuls (their right-hand
 /// sides packed, when `opts.pack`) and for plain matmuls given a register
 /// tile (when `opts.registerTiles`); the copies of non-constant right-hand
-/// sides by `policy`. On success `unscheduled` holds the scheduled IR and
+/// sides by `policy`; with `opts.copies`, copies by rule (getCopySchedule;
+/// should the rule's schedules not apply, the module is scheduled again
+/// without them). On success `unscheduled` holds the scheduled IR and
 /// the returned scheduler (on it; its prelude: `plain`'s and, when any
 /// matmul was packed, the packing step) records the schedule; `packed`
-/// counts the packed matmuls, `tiled` the register-tiled plain ones. Null
+/// counts the packed matmuls, `tiled` the register-tiled plain ones,
+/// `copied` the copies scheduled by rule. Null
 /// when there is nothing to change, or a packed matmul's decision has no
 /// packed equivalent, or the result does not apply (`why` says which;
 /// `unscheduled` is then left unspecified).
 std::unique_ptr<Scheduler>
 rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
                   const MatmulRescheduling &opts, VerifyScope verifyScope,
-                  int64_t &packed, int64_t &tiled, std::string &why);
+                  int64_t &packed, int64_t &tiled, int64_t &copied,
+                  std::string &why);
 
 } // namespace mlir::rl
 
