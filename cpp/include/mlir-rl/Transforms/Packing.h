@@ -144,8 +144,8 @@ PassStep getPackRhsStep(int64_t minRowsToCopy);
 /// outer loops into at least 8 iterations, then a vector tile of about 128
 /// elements along the rows (whole rows up to the innermost limit), then V.
 /// The policy gave the im2col copies 4-wide vectors in thousands of
-/// iterations (TP(4,4,1,0,4) on 56x56x1x1x64); by rule a 3x3 convolution
-/// ran about 12 % faster (docs/results.md, session 19). None when `op` is
+/// iterations (TP(4,4,1,0,4) on 56x56x1x1x64); by rule that 3x3 NHWC
+/// convolution ran 12-20 % faster (docs/results.md, session 19). None when `op` is
 /// not such a copy or no tiling fits `legality` and `layout`'s candidates.
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, int64_t lanes,
