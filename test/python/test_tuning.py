@@ -64,7 +64,13 @@ def tuned(tmp_path_factory):
 
 def test_database_round_trip_measures_nothing_and_gives_the_same_ir(tuned):
     db, first, second = tuned
-    assert first.searched >= 3, first.lines
+    # At least the two epilogue/reduction consumers; a producer that its
+    # consumer's winner fused into its tiles is not tuned (its candidates,
+    # measured alone, would not apply there, and would be measured again
+    # on every compile: this test failed so in session 19's CI run).
+    assert first.searched >= 2, first.lines
+    fused = [line for line in first.lines if "fused into its consumer's tiles" in line]
+    assert all("scheduled by the policy" in line for line in fused), fused
     assert first.from_db == 0
     assert second.searched == 0, second.lines
     assert second.from_db == first.searched

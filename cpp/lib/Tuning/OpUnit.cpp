@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -77,6 +78,14 @@ FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
   const OpRecord *rec = scheduler.getRecord(id);
   if (!root || !rec) {
     error = "op " + std::to_string(id) + " is not in the module";
+    return failure();
+  }
+  // A producer that its consumer fused into its tiles: candidates measured
+  // on the op alone (TP, TF) would not apply inside the consumer's forall,
+  // and a winner that does not apply is not recorded, so every compile
+  // would measure it again.
+  if (rec->state.parallelized || root->getParentOfType<scf::ForallOp>()) {
+    error = "it is fused into its consumer's tiles";
     return failure();
   }
   // The members: the op, the producer tiled fusion would fuse, and the

@@ -35,8 +35,8 @@ struct OpUnit {
 
 /// Cuts op `id` of `scheduler`'s module (tagged, as the scheduler keeps it)
 /// out as a unit. Fails with `error` when a value the op uses cannot be an
-/// argument (not a statically shaped tensor of f32, f64, i32 or i64) or its
-/// members are not in one block.
+/// argument (not a statically shaped tensor of f32, f64, i32 or i64), its
+/// members are not in one block, or a consumer fused it into its tiles.
 FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
                                 std::string &error);
 
