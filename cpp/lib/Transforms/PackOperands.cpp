@@ -86,13 +86,19 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
   return {};
 }
 
-int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
+/// Elements of `elementType` in one vector register of `legality`'s
+/// register file; 0 when it is unknown or does not hold whole elements.
+static int64_t getVectorLanes(Type elementType, const LegalityConfig &legality) {
   if (!elementType.isIntOrFloat() || legality.vectorRegisterBits <= 0)
     return 0;
   int64_t bits = elementType.getIntOrFloatBitWidth();
   if (bits <= 0 || legality.vectorRegisterBits % bits != 0)
     return 0;
-  return 2 * (legality.vectorRegisterBits / bits);
+  return legality.vectorRegisterBits / bits;
+}
+
+int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
+  return 2 * getVectorLanes(elementType, legality);
 }
 
 std::optional<std::array<int64_t, 3>>
@@ -447,13 +453,16 @@ PassStep getPackRhsStep(int64_t minRowsToCopy) {
 }
 
 std::optional<std::vector<Action>>
-getCopySchedule(linalg::LinalgOp op, int64_t lanes,
-                const LegalityConfig &legality, const FeatureLayout &layout) {
+getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
+                const FeatureLayout &layout) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2 ||
-      lanes < 1)
+      op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2)
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  int64_t lanes = getVectorLanes(element, legality);
+  if (lanes < 1 || element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
   Block &body = generic.getRegion().front();
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
@@ -537,15 +546,6 @@ getCopySchedule(linalg::LinalgOp op, int64_t lanes,
   return out;
 }
 
-/// The vector lanes of `op`'s elements on `legality`'s target (0: unknown).
-static int64_t getLanes(linalg::LinalgOp op, const LegalityConfig &legality) {
-  Type t = getElementTypeOrSelf(op->getResult(0).getType());
-  if (!t.isIntOrFloat() || t.getIntOrFloatBitWidth() % 8 != 0 ||
-      legality.vectorRegisterBits <= 0)
-    return 0;
-  return legality.vectorRegisterBits / t.getIntOrFloatBitWidth();
-}
-
 bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
   if (opts.pack && !getPackCandidates(root, opts.minRowsToCopy).empty())
     return true;
@@ -555,9 +555,8 @@ bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
   WalkResult r = root->walk([&](linalg::LinalgOp op) {
     if (opts.registerTiles && getPlainMatmulExtents(op))
       return WalkResult::interrupt();
-    if (opts.copies && op->getNumResults() == 1 &&
-        getCopySchedule(op, getLanes(op, config.legality), config.legality,
-                        config.layout))
+    if (opts.copies &&
+        getCopySchedule(op, config.legality, config.layout))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -597,9 +596,8 @@ static std::unique_ptr<Scheduler> applyRescheduling(
   std::map<int64_t, std::vector<Action>> copiesOfB; // by the new id
   unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
     auto attr = op->getAttrOfType<IntegerAttr>(kOpIdAttrName);
-    if (!attr && withRules && op->getNumResults() == 1)
-      if (auto rule = getCopySchedule(op, getLanes(op, config.legality),
-                                      config.legality, config.layout))
+    if (!attr && withRules)
+      if (auto rule = getCopySchedule(op, config.legality, config.layout))
         copiesOfB[plainIdOf.size()] = *rule;
     plainIdOf.push_back(attr ? attr.getInt() : -1);
   });
@@ -686,20 +684,21 @@ rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
         plainMatmuls[current] = {
             *mnk, (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
                       .getIntOrFloatBitWidth()};
-      if (opts.copies && op->getNumResults() == 1)
-        if (auto rule = getCopySchedule(op, getLanes(op, config.legality),
-                                        config.legality, config.layout))
+      if (opts.copies)
+        if (auto rule = getCopySchedule(op, config.legality, config.layout))
           copyRules[current] = *rule;
     });
   }
   // A producer fused into a consumer's tiles keeps its decision (its
   // extents are the consumer tile's, not its own).
+  auto fusesProducer = [](const OpRecord &rec) {
+    return llvm::any_of(rec.state.history, [](const Action &a) {
+      return a.info().has(kFusesProducer);
+    });
+  };
   std::set<int64_t> fused;
   for (const OpRecord &rec : plain.getOps())
-    if (rec.producerId >= 0 &&
-        llvm::any_of(rec.state.history, [](const Action &a) {
-          return a.info().has(kFusesProducer);
-        }))
+    if (rec.producerId >= 0 && fusesProducer(rec))
       fused.insert(rec.producerId);
   for (int64_t id : fused) {
     // Its consumer would find a collapse_shape instead.
@@ -715,10 +714,7 @@ rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     if (rec.state.history.empty())
       continue;
     auto rule = copyRules.find(rec.id);
-    if (rule != copyRules.end() && !fused.count(rec.id) &&
-        llvm::none_of(rec.state.history, [](const Action &a) {
-          return a.info().has(kFusesProducer);
-        }))
+    if (rule != copyRules.end() && !fused.count(rec.id) && !fusesProducer(rec))
       byRule[rec.id] = rule->second;
     auto it = candidates.find(rec.id);
     if (it == candidates.end()) {
@@ -753,7 +749,7 @@ rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   // Should the rule's schedules not apply, the module as it was, for an
   // attempt without them.
   OwningOpRef<ModuleOp> spare;
-  if (opts.copies)
+  if (opts.copies && (!byRule.empty() || !candidates.empty()))
     spare = cast<ModuleOp>(unscheduled->clone());
   std::unique_ptr<Scheduler> scheduler =
       applyRescheduling(unscheduled, plain, policy, opts, verifyScope,

@@ -140,16 +140,17 @@ PassStep getPackRhsStep(int64_t minRowsToCopy);
 /// static all-parallel generic that yields its one input, written through
 /// the identity map, whose innermost loop is also innermost in the input
 /// (contiguous rows on both sides: the im2col copies of convolutions, the
-/// copies of B into panels) and has at least `lanes` elements. TP over the
-/// outer loops into at least 8 iterations, then a vector tile of about 128
-/// elements along the rows (whole rows up to the innermost limit), then V.
-/// The policy gave the im2col copies 4-wide vectors in thousands of
-/// iterations (TP(4,4,1,0,4) on 56x56x1x1x64); by rule that 3x3 NHWC
-/// convolution ran 12-20 % faster (docs/results.md, session 19). None when `op` is
-/// not such a copy or no tiling fits `legality` and `layout`'s candidates.
+/// copies of B into panels) and holds whole vector registers of elements
+/// of whole bytes (`legality`'s register file). TP over the outer loops
+/// into at least 8 iterations, then a vector tile of about 128 elements
+/// along the rows (whole rows up to the innermost limit), then V. The
+/// policy gave the im2col copies 4-wide vectors in thousands of iterations
+/// (TP(4,4,1,0,4) on 56x56x1x1x64); by rule that 3x3 NHWC convolution ran
+/// 12-20 % faster (docs/results.md, session 19). None when `op` is not
+/// such a copy or no tiling fits `legality` and `layout`'s candidates.
 std::optional<std::vector<Action>>
-getCopySchedule(linalg::LinalgOp op, int64_t lanes,
-                const LegalityConfig &legality, const FeatureLayout &layout);
+getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
+                const FeatureLayout &layout);
 
 /// What rescheduleMatmuls does after the policy's decisions.
 struct MatmulRescheduling {
