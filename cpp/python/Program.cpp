@@ -383,20 +383,20 @@ bool Program::scheduleWithPolicy(const std::string &model,
   };
   // As the pass: decided on the plain matmuls, applied to packed or
   // register-tiled ones.
-  MatmulRescheduling opts;
+  Rescheduling opts;
   opts.pack = packRhs;
   opts.registerTiles = registerTiles;
   opts.copies = copiesByRule;
   OwningOpRef<ModuleOp> unscheduled;
   if (!impl->scheduler->hasApplied() &&
-      hasMatmulsToReschedule(*impl->module, opts))
+      hasOpsToReschedule(*impl->module, opts))
     unscheduled = cast<ModuleOp>(impl->module->clone());
   int64_t hits = policy->getNumMemoHits();
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   info.memoHits = policy->getNumMemoHits() - hits;
   if (ok && unscheduled) {
-    std::unique_ptr<Scheduler> packed = rescheduleMatmuls(
+    std::unique_ptr<Scheduler> packed = reschedule(
         *impl->scheduler, *unscheduled, run, opts, VerifyScope::Touched,
         info.packed, info.registerTiled, info.copiesByRule,
         info.notRescheduled);

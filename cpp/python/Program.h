@@ -86,7 +86,7 @@ struct PolicyRunInfo {
   std::vector<std::string> warnings;
   /// Matmuls whose right-hand side was packed into panels, plain ones
   /// given a register tile, and why neither was done when there were
-  /// candidates (rescheduleMatmuls).
+  /// candidates (reschedule).
   int64_t packed = 0;
   int64_t registerTiled = 0;
   /// Copies scheduled by rule (getCopySchedule).

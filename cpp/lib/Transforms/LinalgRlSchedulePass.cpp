@@ -173,7 +173,7 @@ struct LinalgRlSchedulePass
           failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
       if (unscheduled && !revertTo &&
-          succeeded(rescheduleMatmuls(module, scheduler, *unscheduled,
+          succeeded(reschedule(module, scheduler, *unscheduled,
                                       verifyScope, report)))
         return success();
       if (revertTo) {
@@ -194,7 +194,7 @@ struct LinalgRlSchedulePass
           greedy.removeTags();
           return failure();
         }
-        if (again && succeeded(rescheduleMatmuls(module, greedy, *again,
+        if (again && succeeded(reschedule(module, greedy, *again,
                                                  verifyScope, report)))
           return success();
         return finish(module, greedy);
@@ -220,8 +220,8 @@ struct LinalgRlSchedulePass
     return finish(module, scheduler);
   }
 
-  MatmulRescheduling getRescheduling() const {
-    MatmulRescheduling opts;
+  Rescheduling getRescheduling() const {
+    Rescheduling opts;
     opts.pack = packRhs;
     opts.minRowsToCopy = packConstantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
     opts.registerTiles = registerTiles;
@@ -230,24 +230,25 @@ struct LinalgRlSchedulePass
   }
 
   /// `module` as it is before the policy's decisions, kept to schedule
-  /// again (rescheduleMatmuls); null when it has no matmul to reschedule.
+  /// again (reschedule); null when it has nothing to reschedule.
   OwningOpRef<ModuleOp> cloneForRescheduling(ModuleOp module) const {
-    if (!hasMatmulsToReschedule(module, getRescheduling()))
+    if (!hasOpsToReschedule(module, getRescheduling()))
       return nullptr;
     return cast<ModuleOp>(module->clone());
   }
 
   /// Schedules `unscheduled` (the module before `plain` scheduled it)
-  /// again with its matmuls packed or register-tiled (rescheduleMatmuls)
-  /// and, on success, moves it into `module` and finishes. Fails, leaving
+  /// again with its matmuls packed or register-tiled and its copies by rule
+  /// (mlir::rl::reschedule) and, on success, moves it into `module` and
+  /// finishes. Fails, leaving
   /// `module` as `plain` scheduled it, when that does not apply.
-  LogicalResult rescheduleMatmuls(ModuleOp module, Scheduler &plain,
-                                  ModuleOp unscheduled,
-                                  VerifyScope verifyScope, bool report) {
+  LogicalResult reschedule(ModuleOp module, Scheduler &plain,
+                           ModuleOp unscheduled, VerifyScope verifyScope,
+                           bool report) {
     int64_t packed = 0, tiled = 0, copied = 0;
     std::string why;
     auto runPolicy = makePolicyFn();
-    std::unique_ptr<Scheduler> scheduler = mlir::rl::rescheduleMatmuls(
+    std::unique_ptr<Scheduler> scheduler = mlir::rl::reschedule(
         plain, unscheduled, runPolicy, getRescheduling(), verifyScope, packed,
         tiled, copied, why);
     if (!scheduler) {

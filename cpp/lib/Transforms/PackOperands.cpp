@@ -546,7 +546,7 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   return out;
 }
 
-bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
+bool hasOpsToReschedule(Operation *root, const Rescheduling &opts) {
   if (opts.pack && !getPackCandidates(root, opts.minRowsToCopy).empty())
     return true;
   if (!opts.registerTiles && !opts.copies)
@@ -563,13 +563,13 @@ bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts) {
   return r.wasInterrupted();
 }
 
-/// rescheduleMatmuls' application: tags `unscheduled` with the plain ids,
+/// reschedule's application: tags `unscheduled` with the plain ids,
 /// packs the candidates, applies `decided` (with `byRule` in place of the
 /// copies' decisions) and schedules the copies of B (by rule where
 /// `withRules` and the rule fits, else by `policy`).
 static std::unique_ptr<Scheduler> applyRescheduling(
     ModuleOp unscheduled, Scheduler &plain, PolicyFn policy,
-    const MatmulRescheduling &opts, VerifyScope verifyScope,
+    const Rescheduling &opts, VerifyScope verifyScope,
     std::map<int64_t, PackCandidate> &candidates,
     const std::map<int64_t, std::vector<Action>> &decided,
     const std::map<int64_t, std::vector<Action>> &byRule, bool withRules,
@@ -661,10 +661,9 @@ static std::unique_ptr<Scheduler> applyRescheduling(
 }
 
 std::unique_ptr<Scheduler>
-rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
-                  const MatmulRescheduling &opts, VerifyScope verifyScope,
-                  int64_t &packed, int64_t &tiled, int64_t &copied,
-                  std::string &why) {
+reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+           const Rescheduling &opts, VerifyScope verifyScope,
+           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why) {
   packed = 0, tiled = 0, copied = 0;
   std::map<int64_t, PackCandidate> candidates;
   if (opts.pack)

@@ -152,8 +152,8 @@ std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout);
 
-/// What rescheduleMatmuls does after the policy's decisions.
-struct MatmulRescheduling {
+/// What reschedule does after the policy's decisions.
+struct Rescheduling {
   /// Pack right-hand sides (mlir-rl-pack-rhs), non-constant ones for
   /// matmuls of at least `minRowsToCopy` rows (0: constants only).
   bool pack = true;
@@ -166,10 +166,10 @@ struct MatmulRescheduling {
   bool copies = true;
 };
 
-/// Whether `root` has a matmul that rescheduleMatmuls would pack or
+/// Whether `root` has a matmul that reschedule would pack or
 /// register-tile (before any decision: a plain matmul is a candidate), or
 /// a copy it would schedule by rule.
-bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts);
+bool hasOpsToReschedule(Operation *root, const Rescheduling &opts);
 
 /// After `plain` has scheduled a module with the policy, schedules
 /// `unscheduled` (that module as `plain` took it) again: each op by
@@ -187,10 +187,9 @@ bool hasMatmulsToReschedule(Operation *root, const MatmulRescheduling &opts);
 /// packed equivalent, or the result does not apply (`why` says which;
 /// `unscheduled` is then left unspecified).
 std::unique_ptr<Scheduler>
-rescheduleMatmuls(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
-                  const MatmulRescheduling &opts, VerifyScope verifyScope,
-                  int64_t &packed, int64_t &tiled, int64_t &copied,
-                  std::string &why);
+reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+           const Rescheduling &opts, VerifyScope verifyScope,
+           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why);
 
 } // namespace mlir::rl
 
