@@ -9,6 +9,7 @@
 // With the default padding to multiples of 8:
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-pad-multiple=64})' | FileCheck %s --check-prefix=PAD64
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null
@@ -104,6 +105,19 @@ func.func @nhwc_hwcf_batch(%x: tensor<2x10x10x3xf32>, %w: tensor<3x3x3x16xf32>, 
 func.func @pointwise(%x: tensor<1x8x7x7xi32>, %w: tensor<16x8x1x1xi32>, %o: tensor<1x16x7x7xi32>) -> tensor<1x16x7x7xi32> {
   %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x8x7x7xi32>, tensor<16x8x1x1xi32>) outs(%o : tensor<1x16x7x7xi32>) -> tensor<1x16x7x7xi32>
   return %r : tensor<1x16x7x7xi32>
+}
+
+// 14x14 pixels are padded to 14x16 (a multiple of 32, 1/7 more work); up to
+// multiples of 64 (max-pad-multiple=64) they were 16x16 (30 % more).
+// PAD-LABEL: func.func @pointwise_14
+// PAD:         linalg.generic {{.*}} outs(%{{.+}} : tensor<16x224xf32>)
+// PAD:         tensor.expand_shape %{{.+}} : tensor<16x224xf32> into tensor<1x16x14x16xf32>
+// PAD64-LABEL: func.func @pointwise_14
+// PAD64:         linalg.generic {{.*}} outs(%{{.+}} : tensor<16x256xf32>)
+// PAD64:         tensor.expand_shape %{{.+}} : tensor<16x256xf32> into tensor<1x16x16x16xf32>
+func.func @pointwise_14(%x: tensor<1x8x14x14xf32>, %w: tensor<16x8x1x1xf32>, %o: tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32> {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x8x14x14xf32>, tensor<16x8x1x1xf32>) outs(%o : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %r : tensor<1x16x14x14xf32>
 }
 
 // NHWC with an FHWC filter: the filter is read transposed, not copied.

@@ -160,6 +160,7 @@ Value buildCopy(OpBuilder &b, Location loc, Value in, Value out,
 /// Rewrites `op`; returns the matmul generic.
 FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
                                    const ConvShape &s, int64_t padMultiple,
+                                   int64_t maxPadMultiple,
                                    int64_t maxTapCopies) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
@@ -178,10 +179,13 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // a size that does not divide its loop leaves a dynamic extent that cannot
   // be vectorized. So the reduction K = C*KH*KW and the pixels P = OH*OW are
   // made multiples of a power of two by padding KW, and OH and OW, with
-  // zeros: P of the largest one up to 64 that costs at most 1/3 more work,
-  // else (and K always) of `padMultiple` whatever it costs (7x7 pixels become
-  // 8x8, 14x14 16x16, 28x28 28x32; a 3-channel 3x3 filter 3x3x8); the extra
-  // outputs are computed and dropped.
+  // zeros: P of the largest one up to `maxPadMultiple` (32) that costs at
+  // most 1/3 more work, else (and K always) of `padMultiple` whatever it
+  // costs (7x7 pixels become 8x8, 14x14 14x16, 28x28 28x32; a 3-channel 3x3
+  // filter 3x3x8); the extra outputs are computed and dropped. Up to 64,
+  // 14x14 became 16x16: 30 % more work, 15 % slower in a 256-channel conv
+  // (docs/results.md, session 20); 28x28 unpadded (up to 16) takes tiles
+  // of 16 rows at most, 30 % slower.
   // The smallest a*b >= x*y (a >= x, b >= y; a == x when `onlyB`) that `m`
   // divides, as {a, b}, or {x, y} when there is none.
   auto smallest = [](int64_t x, int64_t y, int64_t m, bool onlyB) {
@@ -208,9 +212,10 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     return std::pair<int64_t, int64_t>{x, y};
   };
-  // The policy's tiles of the reduction are at most 8; of the pixels, 64.
+  // The policy's tiles of the reduction are at most 8; of the pixels, up
+  // to 64 (max-pad-multiple).
   int64_t kwP = padTo(s.c * s.kh, s.kw, /*onlyB=*/true, 8).second;
-  auto [ohP, owP] = padTo(s.oh, s.ow, /*onlyB=*/false, 64);
+  auto [ohP, owP] = padTo(s.oh, s.ow, /*onlyB=*/false, maxPadMultiple);
   bool padded = kwP != s.kw || owP != s.ow || ohP != s.oh;
   Value zeroValue;
   auto zero = [&]() {
@@ -775,7 +780,8 @@ struct ConvToMatmulPass
     llvm::SmallPtrSet<Operation *, 16> matmuls;
     for (auto &[op, shape] : convs) {
       FailureOr<Operation *> matmul =
-          rewriteConv(rewriter, op, shape, padMultiple, maxTapCopies);
+          rewriteConv(rewriter, op, shape, padMultiple, maxPadMultiple,
+                      maxTapCopies);
       if (failed(matmul))
         return signalPassFailure();
       matmuls.insert(*matmul);

@@ -354,9 +354,14 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     Option<"padMultiple", "pad-multiple", "int64_t", /*default=*/"8",
            "Pad KW and OW with zeros so that the matmul's reduction "
            "(C*KH*KW) and pixel (OH*OW) extents are multiples of this (or of "
-           "a larger power of two up to 64 where that costs at most 1/3 more "
-           "work), which the scheduler's power-of-two tiles then divide "
-           "(1: no padding)">,
+           "a larger power of two up to max-pad-multiple where that costs at "
+           "most 1/3 more work), which the scheduler's power-of-two tiles "
+           "then divide (1: no padding)">,
+    Option<"maxPadMultiple", "max-pad-multiple", "int64_t", /*default=*/"32",
+           "The largest power of two the pixel extent (OH*OW) is padded to "
+           "a multiple of (see pad-multiple): 14x14 pixels become 14x16 with "
+           "32, 16x16 with 64 (30 % more work for tiles of 64 the policy "
+           "rarely takes)">,
     Option<"maxTapCopies", "max-tap-copies", "int64_t", /*default=*/"49",
            "Write the im2col copy as one identity generic per filter tap up "
            "to this many taps (KH*KW), else as one generic whose window maps "
