@@ -9,7 +9,7 @@
 // With the default padding to multiples of 8:
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
-// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-pad-multiple=64})' | FileCheck %s --check-prefix=PAD64
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-pad-multiple=64 min-reduction-pad-multiple=8})' | FileCheck %s --check-prefix=PAD64
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null
@@ -52,6 +52,14 @@
 // PAD:         tensor.collapse_shape %[[I]] {{\[}}[0, 1, 2], [3, 4]] : tensor<4x3x4x4x4xf32> into tensor<48x16xf32>
 // PAD:         tensor.pad %{{.+}} low[0, 0, 0, 0] high[0, 0, 0, 1]
 // PAD:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x48xf32>, tensor<48x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// A 3-channel 3x3 filter: K = 27 is padded to 3x4x3 = 36 (a multiple of 4
+// for 1/3 more work); to a multiple of 8 (min-reduction-pad-multiple=8) it
+// was 3x8x3 = 72.
+// PAD-LABEL: func.func @nhwc_hwcf_batch
+// PAD:         tensor.collapse_shape %{{.+}} : tensor<2x8x8x3x4x3xf32> into tensor<2x64x36xf32>
+// PAD:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x64x36xf32>, tensor<36x16xf32>)
+// PAD64-LABEL: func.func @nhwc_hwcf_batch
+// PAD64:         tensor.collapse_shape %{{.+}} : tensor<2x8x8x3x8x3xf32> into tensor<2x64x72xf32>
 // PAD-LABEL: func.func @pointwise
 // 7x7 pixels are padded to 8x8 (a multiple of 64 for 1/3 more work): the
 // output is computed padded and sliced.

@@ -161,6 +161,7 @@ Value buildCopy(OpBuilder &b, Location loc, Value in, Value out,
 FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
                                    const ConvShape &s, int64_t padMultiple,
                                    int64_t maxPadMultiple,
+                                   int64_t minReductionPadMultiple,
                                    int64_t maxTapCopies) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
@@ -199,23 +200,29 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
         }
     return bestSize < 0 ? std::pair<int64_t, int64_t>{x, y} : best;
   };
-  auto padTo = [&](int64_t x, int64_t y, bool onlyB, int64_t largest) {
+  // The first multiple of a power of two from `largest` down to `least`
+  // that costs at most 1/3 more, else of `padMultiple` whatever it costs.
+  auto padTo = [&](int64_t x, int64_t y, bool onlyB, int64_t largest,
+                   int64_t least) {
     if (padMultiple <= 1)
       return std::pair<int64_t, int64_t>{x, y};
-    for (int64_t m = std::max(largest, padMultiple); m >= padMultiple;
-         m /= 2) {
+    for (int64_t m = std::max(largest, padMultiple); m >= least; m /= 2) {
       auto [a, b] = smallest(x, y, m, onlyB);
-      if ((a * b) % m != 0)
-        continue;
-      if (m == padMultiple || rl::isPaddingCheapEnough(a * b, x * y))
+      if ((a * b) % m == 0 && rl::isPaddingCheapEnough(a * b, x * y))
         return std::pair<int64_t, int64_t>{a, b};
     }
-    return std::pair<int64_t, int64_t>{x, y};
+    auto [a, b] = smallest(x, y, padMultiple, onlyB);
+    return (a * b) % padMultiple == 0 ? std::pair<int64_t, int64_t>{a, b}
+                                      : std::pair<int64_t, int64_t>{x, y};
   };
   // The policy's tiles of the reduction are at most 8; of the pixels, up
-  // to 64 (max-pad-multiple).
-  int64_t kwP = padTo(s.c * s.kh, s.kw, /*onlyB=*/true, 8).second;
-  auto [ohP, owP] = padTo(s.oh, s.ow, /*onlyB=*/false, maxPadMultiple);
+  // to 64 (max-pad-multiple). A 3-channel 3x3 filter (K = 27) becomes 3x3x4
+  // (36; 3x3x8 is 72, 2.7 times the work of a memory-bound matmul).
+  int64_t kwP = padTo(s.c * s.kh, s.kw, /*onlyB=*/true, 8,
+                      std::min(padMultiple, minReductionPadMultiple))
+                    .second;
+  auto [ohP, owP] =
+      padTo(s.oh, s.ow, /*onlyB=*/false, maxPadMultiple, padMultiple);
   bool padded = kwP != s.kw || owP != s.ow || ohP != s.oh;
   Value zeroValue;
   auto zero = [&]() {
@@ -781,6 +788,7 @@ struct ConvToMatmulPass
     for (auto &[op, shape] : convs) {
       FailureOr<Operation *> matmul =
           rewriteConv(rewriter, op, shape, padMultiple, maxPadMultiple,
+                      std::max<int64_t>(1, minReductionPadMultiple),
                       maxTapCopies);
       if (failed(matmul))
         return signalPassFailure();

@@ -353,7 +353,8 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "Leave convolutions of fewer multiply-adds alone">,
     Option<"padMultiple", "pad-multiple", "int64_t", /*default=*/"8",
            "Pad KW and OW with zeros so that the matmul's reduction "
-           "(C*KH*KW) and pixel (OH*OW) extents are multiples of this (or of "
+           "(C*KH*KW, see also min-reduction-pad-multiple) and pixel (OH*OW) "
+           "extents are multiples of this (or of "
            "a larger power of two up to max-pad-multiple where that costs at "
            "most 1/3 more work), which the scheduler's power-of-two tiles "
            "then divide (1: no padding)">,
@@ -362,6 +363,12 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
            "a multiple of (see pad-multiple): 14x14 pixels become 14x16 with "
            "32, 16x16 with 64 (30 % more work for tiles of 64 the policy "
            "rarely takes)">,
+    Option<"minReductionPadMultiple", "min-reduction-pad-multiple", "int64_t",
+           /*default=*/"4",
+           "The reduction extent (C*KH*KW) is padded to a multiple of 8, or "
+           "of a smaller power of two down to this where 8 would cost more "
+           "than 1/3 more work (a 3-channel 3x3 filter: 36, not 72), else of "
+           "pad-multiple whatever it costs">,
     Option<"maxTapCopies", "max-tap-copies", "int64_t", /*default=*/"49",
            "Write the im2col copy as one identity generic per filter tap up "
            "to this many taps (KH*KW), else as one generic whose window maps "
