@@ -180,10 +180,11 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // a size that does not divide its loop leaves a dynamic extent that cannot
   // be vectorized. So the reduction K = C*KH*KW and the pixels P = OH*OW are
   // made multiples of a power of two by padding KW, and OH and OW, with
-  // zeros: P of the largest one up to `maxPadMultiple` (32) that costs at
-  // most 1/3 more work, else (and K always) of `padMultiple` whatever it
-  // costs (7x7 pixels become 8x8, 14x14 14x16, 28x28 28x32; a 3-channel 3x3
-  // filter 3x3x8); the extra outputs are computed and dropped. Up to 64,
+  // zeros: P of the largest one up to `maxPadMultiple` (32), K of the
+  // largest from 8 down to `minReductionPadMultiple` (4), that costs at most
+  // 1/3 more work, else of `padMultiple` whatever it costs (7x7 pixels
+  // become 8x8, 14x14 14x16, 28x28 28x32; a 3-channel 3x3 filter 3x3x4); the
+  // extra outputs are computed and dropped. Up to 64,
   // 14x14 became 16x16: 30 % more work, 15 % slower in a 256-channel conv
   // (docs/results.md, session 20); 28x28 unpadded (up to 16) takes tiles
   // of 16 rows at most, 30 % slower.
