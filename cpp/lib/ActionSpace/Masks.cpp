@@ -42,7 +42,7 @@ static bool isLastSlot(const OpScheduleState &state,
   return (int)state.history.size() + 1 >= layout.historyLength;
 }
 
-static bool isParallelized(linalg::LinalgOp op, const OpScheduleState &state) {
+bool isParallelized(linalg::LinalgOp op, const OpScheduleState &state) {
   return state.parallelized || op->getParentOfType<scf::ForallOp>();
 }
 

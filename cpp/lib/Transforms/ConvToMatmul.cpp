@@ -184,10 +184,11 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // largest from 8 down to `minReductionPadMultiple` (4), that costs at most
   // 1/3 more work, else of `padMultiple` whatever it costs (7x7 pixels
   // become 8x8, 14x14 14x16, 28x28 28x32; a 3-channel 3x3 filter 3x3x4); the
-  // extra outputs are computed and dropped. Up to 64,
-  // 14x14 became 16x16: 30 % more work, 15 % slower in a 256-channel conv
-  // (docs/results.md, session 20); 28x28 unpadded (up to 16) takes tiles
-  // of 16 rows at most, 30 % slower.
+  // extra outputs are computed and dropped. Up to 64, 14x14 became 16x16:
+  // 30 % more work, 15 % slower in a 256-channel conv (docs/results.md,
+  // session 20); 28x28 unpadded (up to 16) takes tiles of 16 rows at most,
+  // 30 % slower. An RGB 3x3 filter padded to 3x3x8 (K = 72) was 2.7 times
+  // the work of a memory-bound first layer.
   // The smallest a*b >= x*y (a >= x, b >= y; a == x when `onlyB`) that `m`
   // divides, as {a, b}, or {x, y} when there is none.
   auto smallest = [](int64_t x, int64_t y, int64_t m, bool onlyB) {
@@ -216,9 +217,7 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     return (a * b) % padMultiple == 0 ? std::pair<int64_t, int64_t>{a, b}
                                       : std::pair<int64_t, int64_t>{x, y};
   };
-  // The policy's tiles of the reduction are at most 8; of the pixels, up
-  // to 64 (max-pad-multiple). A 3-channel 3x3 filter (K = 27) becomes 3x3x4
-  // (36; 3x3x8 is 72, 2.7 times the work of a memory-bound matmul).
+  // The policy's tiles of the reduction are at most 8.
   int64_t kwP = padTo(s.c * s.kh, s.kw, /*onlyB=*/true, 8,
                       std::min(padMultiple, minReductionPadMultiple))
                     .second;

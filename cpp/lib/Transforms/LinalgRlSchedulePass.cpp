@@ -173,8 +173,8 @@ struct LinalgRlSchedulePass
           failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
         return failure();
       if (unscheduled && !revertTo &&
-          succeeded(reschedule(module, scheduler, *unscheduled,
-                                      verifyScope, report)))
+          succeeded(reschedule(module, scheduler, *unscheduled, verifyScope,
+                               report)))
         return success();
       if (revertTo) {
         // The module check chose the greedy schedule: schedule the module
@@ -194,8 +194,8 @@ struct LinalgRlSchedulePass
           greedy.removeTags();
           return failure();
         }
-        if (again && succeeded(reschedule(module, greedy, *again,
-                                                 verifyScope, report)))
+        if (again &&
+            succeeded(reschedule(module, greedy, *again, verifyScope, report)))
           return success();
         return finish(module, greedy);
       }
@@ -240,8 +240,8 @@ struct LinalgRlSchedulePass
   /// Schedules `unscheduled` (the module before `plain` scheduled it)
   /// again with its matmuls packed or register-tiled and its copies by rule
   /// (mlir::rl::reschedule) and, on success, moves it into `module` and
-  /// finishes. Fails, leaving
-  /// `module` as `plain` scheduled it, when that does not apply.
+  /// finishes. Fails, leaving `module` as `plain` scheduled it, when that
+  /// does not apply.
   LogicalResult reschedule(ModuleOp module, Scheduler &plain,
                            ModuleOp unscheduled, VerifyScope verifyScope,
                            bool report) {

@@ -1,12 +1,12 @@
 //===- OpUnit.cpp - One op as a standalone function -----------------------===//
 #include "mlir-rl/Tuning/OpUnit.h"
+#include "mlir-rl/ActionSpace/Masks.h"
 #include "mlir-rl/Transforms/ScheduleBuilder.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -84,7 +84,7 @@ FailureOr<OpUnit> extractOpUnit(Scheduler &scheduler, int64_t id,
   // on the op alone (TP, TF) would not apply inside the consumer's forall,
   // and a winner that does not apply is not recorded, so every compile
   // would measure it again.
-  if (rec->state.parallelized || root->getParentOfType<scf::ForallOp>()) {
+  if (isParallelized(root, rec->state)) {
     error = "it is fused into its consumer's tiles";
     return failure();
   }

@@ -29,6 +29,11 @@ struct ActionSpaceConfig {
   }
 };
 
+/// Whether `op` is parallel already: TP or TF applied to it, or it sits in
+/// a forall (a consumer fused it into its tiles). TP and TF are then
+/// illegal.
+bool isParallelized(linalg::LinalgOp op, const OpScheduleState &state);
+
 /// Legal choices now (1 = allowed), in named parts.
 struct ActionMasks {
   DecisionPhase phase = DecisionPhase::Transformation;
