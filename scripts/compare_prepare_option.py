@@ -16,6 +16,8 @@ Models are imported with torch-mlir on first use (cached in runs/models, as
 """
 import argparse
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import mlir_rl
@@ -45,19 +47,30 @@ def main() -> None:
         text = (Path(model).read_text() if model.endswith(".mlir")
                 else model_file(model).read_text())
         irs = {}
+        t0 = time.time()
         for v in values:
             p = pipe if of_schedule else pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)
             prepared = subprocess.run([str(opt_path()), "-p", p], input=text,
                                       capture_output=True, text=True, check=True).stdout
             extra = [f"{name}={v}"] if of_schedule else []
             irs[v] = run_pass(prepared, model=args.model, name=model, extra=extra).ir
+            print(f"  {model}: {name}={v} prepared and scheduled ({time.time() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
+        print(f"  {model}: timing {len(values)} variants, {args.rounds} rounds",
+              file=sys.stderr, flush=True)
         timed = time_alternating([Module.parse(irs[v], model) for v in values],
                                  rounds=args.rounds, runs=args.runs, threads=args.threads)
-        ok, err = mlir_rl.outputs_match(timed[1].outputs, timed[0].outputs)
+        # Every value's outputs against the first value's.
+        differ = []
+        for v, t in zip(values[1:], timed[1:]):
+            ok, err = mlir_rl.outputs_match(t.outputs, timed[0].outputs)
+            if not ok:
+                differ.append(f"{name}={v} max abs error {err:.3g}")
         print(model, " ".join(f"{name}={v}: {t.median * 1e3:.2f} ms "
                               f"(min {min(t.seconds) * 1e3:.1f}, max {max(t.seconds) * 1e3:.1f})"
                               for v, t in zip(values, timed)),
-              "outputs equal" if ok else f"OUTPUTS DIFFER: {err}", flush=True)
+              f"OUTPUTS DIFFER from {name}={values[0]}: {'; '.join(differ)}" if differ
+              else "outputs equal", f"({time.time() - t0:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":
