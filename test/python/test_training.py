@@ -195,6 +195,15 @@ def test_evaluate_reports_per_kind(tmp_path, varied_model):
     with pytest.raises(ValueError, match="no programs of kinds"):
         evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", kinds="nonexistent"),
                  progress=False)
+    # --names: only those programs, in the dataset's order; an unknown name is an error.
+    name = rep["rows"][-1]["name"]
+    named = evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", model=str(varied_model),
+                                random_budget=1, search_budget=1, runs=1, names=name,
+                                confirm_rounds=0, memo=str(tmp_path / "m.sqlite")), progress=False)
+    assert [r["name"] for r in named["rows"]] == [name]
+    with pytest.raises(ValueError, match="no programs named"):
+        evaluate(EvalConfig(dataset=str(tmp_path / "ds"), split="val", names="nonexistent"),
+                 progress=False)
 
 
 def test_evaluate_searches_again_where_an_earlier_schedule_no_longer_applies(tmp_path):

@@ -45,6 +45,8 @@ class EvalConfig:
         "help": "only programs of these op kinds (comma-separated, e.g. "
                 "matmul,pooling; a best-of-200 search of one prepared convolution takes "
                 "about half an hour on 2 cores)"})
+    names: str = field(default="", metadata={
+        "help": "only these programs (comma-separated names, e.g. sequence_012,sequence_014)"})
     seed: int = field(default=0, metadata={"help": "seed of the samplers"})
     confirm_rounds: int = field(default=10, metadata={
         "help": "then time the policy's schedule and the search's best against each other in "
@@ -87,6 +89,13 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
             raise ValueError(f"no programs of kinds {sorted(wanted - known)} in "
                              f"{cfg.dataset}:{cfg.split}; it has {', '.join(sorted(known))}")
         items = [(e, t) for e, t in items if e["kind"] in wanted]
+    if cfg.names:
+        wanted = cfg.names.split(",")
+        known = {e["name"] for e, _ in items}
+        if set(wanted) - known:
+            raise ValueError(f"no programs named {sorted(set(wanted) - known)} in "
+                             f"{cfg.dataset}:{cfg.split}" + (f" of kinds {cfg.kinds}" if cfg.kinds else ""))
+        items = [(e, t) for e, t in items if e["name"] in wanted]
     if cfg.limit:
         items = items[:cfg.limit]
     measurer = Measurer(MeasureConfig(exec=ExecConfig(runs=cfg.runs, threads=cfg.threads),
