@@ -10,6 +10,10 @@
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul)' | FileCheck %s --check-prefix=PAD
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s --check-prefix=BIG
 // RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-pad-multiple=64 min-reduction-pad-multiple=8})' | FileCheck %s --check-prefix=PAD64
+// A padding multiple that is not a power of two is refused (the multiples are
+// halved from it, and the policy's power-of-two tiles would not divide them):
+// RUN: not %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{max-pad-multiple=48})' 2>&1 | FileCheck %s --check-prefix=NOTPOW2
+// NOTPOW2: error: mlir-rl-conv-to-matmul: max-pad-multiple=48 is not a power of two (1 for no padding)
 // Prepared, scheduled by the policy and lowered: the result verifies.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null

@@ -736,6 +736,21 @@ struct ConvToMatmulPass
   using ConvToMatmulBase::ConvToMatmulBase;
 
   void runOnOperation() override {
+    // The padding multiples are halved from the larger one down (padTo): a
+    // value that is not a power of two would give multiples that the
+    // scheduler's power-of-two tiles do not divide.
+    for (auto [name, value] : {std::pair<StringRef, int64_t>{"pad-multiple",
+                                                             padMultiple},
+                               {"max-pad-multiple", maxPadMultiple},
+                               {"min-reduction-pad-multiple",
+                                minReductionPadMultiple}}) {
+      if (value < 1 || !llvm::isPowerOf2_64(value)) {
+        getOperation()->emitError()
+            << "mlir-rl-conv-to-matmul: " << name << "=" << value
+            << " is not a power of two (1 for no padding)";
+        return signalPassFailure();
+      }
+    }
     SmallVector<std::pair<linalg::LinalgOp, ConvShape>> convs;
     getOperation()->walk([&](linalg::LinalgOp op) {
       std::optional<ConvShape> s = getConvShape(op);
