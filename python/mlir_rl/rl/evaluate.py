@@ -43,8 +43,8 @@ class EvalConfig:
     limit: Optional[int] = field(default=None, metadata={"help": "first N programs only"})
     kinds: str = field(default="", metadata={
         "help": "only programs of these op kinds (comma-separated, e.g. "
-                "matmul,pooling; a best-of-200 search of one prepared convolution takes "
-                "about half an hour on 2 cores)"})
+                "matmul,pooling; a best-of-200 search of one prepared convolution took "
+                "4-30 minutes on the 2-core hosts measured)"})
     names: str = field(default="", metadata={
         "help": "only these programs (comma-separated names, e.g. sequence_012,sequence_014)"})
     seed: int = field(default=0, metadata={"help": "seed of the samplers"})
