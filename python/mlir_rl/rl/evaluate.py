@@ -82,20 +82,14 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     from mlir_rl.rl.search import search
 
     items = load_dataset(cfg.dataset, cfg.split)
+    where = f"{cfg.dataset}:{cfg.split}"
     if cfg.kinds:
-        wanted = set(cfg.kinds.split(","))
-        known = {e["kind"] for e, _ in items}
-        if wanted - known:
-            raise ValueError(f"no programs of kinds {sorted(wanted - known)} in "
-                             f"{cfg.dataset}:{cfg.split}; it has {', '.join(sorted(known))}")
-        items = [(e, t) for e, t in items if e["kind"] in wanted]
+        items = only(items, "kind", cfg.kinds, lambda missing, known: (
+            f"no programs of kinds {missing} in {where}; it has {', '.join(known)}"))
     if cfg.names:
-        wanted = cfg.names.split(",")
-        known = {e["name"] for e, _ in items}
-        if set(wanted) - known:
-            raise ValueError(f"no programs named {sorted(set(wanted) - known)} in "
-                             f"{cfg.dataset}:{cfg.split}" + (f" of kinds {cfg.kinds}" if cfg.kinds else ""))
-        items = [(e, t) for e, t in items if e["name"] in wanted]
+        items = only(items, "name", cfg.names, lambda missing, known: (
+            f"no programs named {missing} in {where}"
+            + (f" of kinds {cfg.kinds}" if cfg.kinds else "")))
     if cfg.limit:
         items = items[:cfg.limit]
     measurer = Measurer(MeasureConfig(exec=ExecConfig(runs=cfg.runs, threads=cfg.threads),
@@ -150,6 +144,17 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
     finally:
         measurer.close()
     return report(cfg, random_budget, rows)
+
+
+def only(items: list, key: str, wanted: str, message) -> list:
+    """The ``items`` (entry, text) whose ``entry[key]`` is among the
+    comma-separated ``wanted``; ValueError(``message(missing, known)``, both
+    sorted lists) when some wanted value is not in ``items``."""
+    want = set(wanted.split(","))
+    known = {e[key] for e, _ in items}
+    if want - known:
+        raise ValueError(message(sorted(want - known), sorted(known)))
+    return [(e, t) for e, t in items if e[key] in want]
 
 
 def applies(text: str, schedule: str) -> bool:
