@@ -101,33 +101,67 @@ int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
   return 2 * getVectorLanes(elementType, legality);
 }
 
-std::optional<std::array<int64_t, 3>>
-getPlainMatmulExtents(linalg::LinalgOp op) {
+/// The extents of `op`'s loops when it is a contraction whose maps are
+/// `maps` (over as many loops), with static shapes, tensor semantics, two
+/// inputs, one init and integer or float elements of whole bytes.
+static std::optional<SmallVector<int64_t>>
+getContractionExtents(linalg::LinalgOp op, ArrayRef<AffineMap> maps) {
+  unsigned loops = maps.front().getNumDims();
   if (!op.hasPureTensorSemantics() ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 || op.getNumLoops() != 3 ||
-      op.getNumParallelLoops() != 2 || !linalg::isaContractionOpInterface(op))
+      op->getNumResults() != 1 || op.getNumLoops() != loops ||
+      op.getNumParallelLoops() != loops - 1 ||
+      !linalg::isaContractionOpInterface(op))
     return std::nullopt;
+  if (op.getIndexingMapsArray() != maps)
+    return std::nullopt;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat() ||
+        t.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+  }
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  if (bounds.size() != loops ||
+      llvm::any_of(bounds, [](int64_t b) { return b < 1; }))
+    return std::nullopt;
+  return bounds;
+}
+
+std::optional<std::array<int64_t, 3>>
+getPlainMatmulExtents(linalg::LinalgOp op) {
   MLIRContext *ctx = op.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
   SmallVector<AffineMap> plain = {AffineMap::get(3, 0, {m, k}, ctx),
                                   AffineMap::get(3, 0, {k, n}, ctx),
                                   AffineMap::get(3, 0, {m, n}, ctx)};
-  if (op.getIndexingMapsArray() != ArrayRef<AffineMap>(plain))
+  std::optional<SmallVector<int64_t>> e = getContractionExtents(op, plain);
+  if (!e)
     return std::nullopt;
-  for (Value v : op->getOperands()) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
-      return std::nullopt;
-  }
-  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-  if (bounds.size() != 3 || llvm::any_of(bounds, [](int64_t b) { return b < 1; }))
+  return std::array<int64_t, 3>{(*e)[0], (*e)[1], (*e)[2]};
+}
+
+std::optional<std::array<int64_t, 4>>
+getBatchMatmulExtents(linalg::LinalgOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr b, m, n, k;
+  bindDims(ctx, b, m, n, k);
+  SmallVector<AffineMap> batched = {AffineMap::get(4, 0, {b, m, k}, ctx),
+                                    AffineMap::get(4, 0, {b, k, n}, ctx),
+                                    AffineMap::get(4, 0, {b, m, n}, ctx)};
+  std::optional<SmallVector<int64_t>> e = getContractionExtents(op, batched);
+  if (!e)
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth() % 8 != 0)
-      return std::nullopt;
-  return std::array<int64_t, 3>{bounds[0], bounds[1], bounds[2]};
+  return std::array<int64_t, 4>{(*e)[0], (*e)[1], (*e)[2], (*e)[3]};
+}
+
+std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op) {
+  if (auto mnk = getPlainMatmulExtents(op))
+    return std::vector<int64_t>(mnk->begin(), mnk->end());
+  if (auto bmnk = getBatchMatmulExtents(op))
+    return std::vector<int64_t>(bmnk->begin(), bmnk->end());
+  return std::nullopt;
 }
 
 namespace {
@@ -267,16 +301,19 @@ int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
   return r;
 }
 
-/// The reduction step of a register tile: the plain schedule's last k
-/// tile (loop `kLoop` of its tilings), else 8; halved until it divides
-/// `extent`.
+/// The reduction step of a register tile of `tilePoints` accumulators:
+/// the plain schedule's last k tile (loop `kLoop` of its tilings), else 8;
+/// halved until it divides `extent` and the tile's iteration space fits
+/// `legality`'s vector limit.
 int64_t getRegisterTileDepth(const std::vector<Action> &plain, size_t kLoop,
-                             int64_t extent) {
+                             int64_t extent, int64_t tilePoints,
+                             const LegalityConfig &legality) {
   int64_t kr = 8;
   for (const Action &q : plain)
     if (q.isTiled() && q.sizes.size() > kLoop && q.sizes[kLoop] != 0)
       kr = q.sizes[kLoop];
-  while (kr > 1 && extent % kr != 0)
+  while (kr > 1 && (extent % kr != 0 ||
+                    kr * tilePoints > legality.maxVectorElements))
     kr /= 2;
   return std::max<int64_t>(kr, 1);
 }
@@ -289,8 +326,11 @@ using Sizes = std::vector<int64_t>;
 /// sizes go through `mapSizes` (nothing: no equivalent); the tiling right
 /// before V leaves the reduction (target loop `kLoop`) whole, and each V
 /// gets `registerTile(extents as the tilings leave them)` before it
-/// (nothing: no equivalent; all zeros: V as it is). Nothing when the
-/// result is longer than `historyLength`.
+/// (nothing: no equivalent; all zeros: V as it is). When that tiling is
+/// a T whose tile has no register tile (its columns less than a vector:
+/// the policy's T(1,8,8,32) on AVX-512), the register tile of the extents
+/// before it takes its place. Nothing when the result is longer than
+/// `historyLength`.
 std::optional<std::vector<Action>> translateTilings(
     const std::vector<Action> &plain, Sizes extent, size_t kLoop,
     llvm::function_ref<std::optional<Sizes>(const Sizes &)> mapSizes,
@@ -300,8 +340,13 @@ std::optional<std::vector<Action>> translateTilings(
     return llvm::any_of(sizes, [](int64_t s) { return s != 0; });
   };
   std::vector<Action> out;
+  // The extents before the last T right before V, and whether it is in
+  // `out` (a T that tiles nothing is not).
+  std::optional<std::pair<Sizes, bool>> beforeLastT;
   for (size_t a = 0; a < plain.size(); ++a) {
     const Action &p = plain[a];
+    if (p.kind != ActionKind::Vectorization)
+      beforeLastT.reset();
     switch (p.kind) {
     case ActionKind::NoTransformation:
       out.push_back(p);
@@ -317,8 +362,10 @@ std::optional<std::vector<Action>> translateTilings(
       Action t{p.kind, *sizes};
       bool beforeV = a + 1 < plain.size() &&
                      plain[a + 1].kind == ActionKind::Vectorization;
-      if (beforeV && p.kind == ActionKind::Tiling)
+      if (beforeV && p.kind == ActionKind::Tiling) {
         t.sizes[kLoop] = 0;
+        beforeLastT = {extent, anyTiled(t.sizes)};
+      }
       if (anyTiled(t.sizes))
         out.push_back(t);
       for (size_t l = 0; l < extent.size(); ++l)
@@ -328,6 +375,12 @@ std::optional<std::vector<Action>> translateTilings(
     }
     case ActionKind::Vectorization: {
       std::optional<Sizes> reg = registerTile(extent);
+      if (!reg && beforeLastT) {
+        extent = beforeLastT->first;
+        if (beforeLastT->second)
+          out.pop_back();
+        reg = registerTile(extent);
+      }
       if (!reg)
         return std::nullopt;
       if (anyTiled(*reg))
@@ -346,36 +399,43 @@ std::optional<std::vector<Action>> translateTilings(
 
 std::optional<std::vector<Action>>
 translateRegisterTile(const std::vector<Action> &plain,
-                      std::array<int64_t, 3> mnk, int64_t elementBits,
+                      const std::vector<int64_t> &extents, int64_t elementBits,
                       const LegalityConfig &legality, int historyLength) {
-  if (elementBits <= 0 || legality.vectorRegisterBits <= 0 ||
+  if ((extents.size() != 3 && extents.size() != 4) || elementBits <= 0 ||
+      legality.vectorRegisterBits <= 0 ||
       llvm::none_of(plain, [](const Action &a) {
         return a.kind == ActionKind::Vectorization;
       }))
     return std::nullopt;
+  // Loops (b,) m, n, k.
+  const size_t m = extents.size() - 3, n = m + 1, k = m + 2;
   int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
   int64_t budget = getAccumulatorRegisterBudget(legality);
-  auto same = [](const Sizes &sizes) -> std::optional<Sizes> {
-    if (sizes.size() != 3)
+  auto same = [&](const Sizes &sizes) -> std::optional<Sizes> {
+    if (sizes.size() != extents.size())
       return std::nullopt;
     return sizes;
   };
-  // Rows of two vectors of columns, else one.
+  // One batch, rows of two vectors of columns, else one.
   auto registerTile = [&](const Sizes &extent) -> std::optional<Sizes> {
-    int64_t vectors = extent[1] % (2 * lanes) == 0 ? 2
-                      : extent[1] % lanes == 0     ? 1
+    int64_t vectors = extent[n] % (2 * lanes) == 0 ? 2
+                      : extent[n] % lanes == 0     ? 1
                                                    : 0;
     if (vectors == 0)
       return std::nullopt;
-    int64_t r = getRegisterTileRows(extent[0], vectors, budget);
-    int64_t kr = getRegisterTileDepth(plain, 2, extent[2]);
-    return Sizes{r < extent[0] ? r : 0,
-                 vectors * lanes < extent[1] ? vectors * lanes : 0,
-                 kr < extent[2] ? kr : 0};
+    int64_t r = getRegisterTileRows(extent[m], vectors, budget);
+    int64_t kr = getRegisterTileDepth(plain, k, extent[k],
+                                      r * vectors * lanes, legality);
+    Sizes tile(extents.size(), 0);
+    if (m == 1 && extent[0] > 1)
+      tile[0] = 1;
+    tile[m] = r < extent[m] ? r : 0;
+    tile[n] = vectors * lanes < extent[n] ? vectors * lanes : 0;
+    tile[k] = kr < extent[k] ? kr : 0;
+    return tile;
   };
-  std::optional<std::vector<Action>> out =
-      translateTilings(plain, Sizes(mnk.begin(), mnk.end()), /*kLoop=*/2,
-                       same, registerTile, historyLength);
+  std::optional<std::vector<Action>> out = translateTilings(
+      plain, extents, /*kLoop=*/k, same, registerTile, historyLength);
   if (!out || *out == plain)
     return std::nullopt;
   return out;
@@ -415,8 +475,8 @@ translatePackedSchedule(const std::vector<Action> &plain,
   auto registerTile = [&](const Sizes &extent) -> std::optional<Sizes> {
     if (extent[2] != NB)
       return Sizes(4, 0);
-    int64_t kr = getRegisterTileDepth(plain, 2, extent[3]);
     int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
+    int64_t kr = getRegisterTileDepth(plain, 2, extent[3], r * NB, legality);
     return Sizes{r < extent[0] ? r : 0, extent[1] > 1 ? 1 : 0, 0,
                  kr < extent[3] ? kr : 0};
   };
@@ -553,7 +613,7 @@ bool hasOpsToReschedule(Operation *root, const Rescheduling &opts) {
     return false;
   const ActionSpaceConfig &config = ActionSpaceConfig::getDefault();
   WalkResult r = root->walk([&](linalg::LinalgOp op) {
-    if (opts.registerTiles && getPlainMatmulExtents(op))
+    if (opts.registerTiles && getRegisterTileExtents(op))
       return WalkResult::interrupt();
     if (opts.copies &&
         getCopySchedule(op, config.legality, config.layout))
@@ -671,7 +731,7 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   const ActionSpaceConfig &config = plain.getConfig();
   // Plain matmuls that are not packed, and copies with a rule's schedule,
   // by the plain op id.
-  std::map<int64_t, std::pair<std::array<int64_t, 3>, int64_t>> plainMatmuls;
+  std::map<int64_t, std::pair<std::vector<int64_t>, int64_t>> plainMatmuls;
   std::map<int64_t, std::vector<Action>> copyRules;
   {
     int64_t id = 0;
@@ -679,10 +739,12 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
       int64_t current = id++;
       if (candidates.count(current))
         return;
-      if (auto mnk = getPlainMatmulExtents(op); mnk && opts.registerTiles)
+      if (auto extents = getRegisterTileExtents(op);
+          extents && opts.registerTiles)
         plainMatmuls[current] = {
-            *mnk, (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
-                      .getIntOrFloatBitWidth()};
+            *extents,
+            (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
+                .getIntOrFloatBitWidth()};
       if (opts.copies)
         if (auto rule = getCopySchedule(op, config.legality, config.layout))
           copyRules[current] = *rule;

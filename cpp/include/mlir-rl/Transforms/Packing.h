@@ -70,6 +70,15 @@ inline constexpr int64_t kDefaultMinRowsToCopy = 128;
 /// tensor semantics, one init and integer or float elements of whole bytes.
 std::optional<std::array<int64_t, 3>> getPlainMatmulExtents(linalg::LinalgOp op);
 
+/// The extents (B, M, N, K) of `op` when it is a batch matmul in plain form
+/// (loops b, m, n, k; A(b, m, k), B(b, k, n), C(b, m, n)), with the same
+/// conditions as getPlainMatmulExtents.
+std::optional<std::array<int64_t, 4>> getBatchMatmulExtents(linalg::LinalgOp op);
+
+/// The extents of a matmul that translateRegisterTile handles: (M, N, K) of
+/// a plain matmul, (B, M, N, K) of a plain batch matmul; else nothing.
+std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op);
+
 /// The extents (M, N, K) of `op` when mlir-rl-pack-rhs packs it: a plain
 /// matmul (getPlainMatmulExtents) with N a multiple of `panelWidth` (> 0),
 /// whose B is an arith.constant (dense or dense_resource), or which has at
@@ -101,21 +110,24 @@ translatePackedSchedule(const std::vector<Action> &plain,
                         int64_t elementBits, const LegalityConfig &legality,
                         int historyLength);
 
-/// A plain matmul's schedule (decided on the op of extents `mnk`) with
-/// the same register tile as translatePackedSchedule's, for a matmul that
-/// is not packed: the tiling before V keeps its sizes of m and n and
-/// leaves k whole, and T(r, c, kr) follows it (c: two vectors of columns,
-/// else one, r rows within the accumulator budget, kr the plain
+/// A plain matmul's schedule (decided on the op of `extents`, (M, N, K)
+/// or a batch matmul's (B, M, N, K): getRegisterTileExtents) with the same
+/// register tile as translatePackedSchedule's, for a matmul that is not
+/// packed: the tiling before V keeps its sizes of (b,) m and n and leaves
+/// k whole, and T((1,) r, c, kr) follows it (one batch, c: two vectors of
+/// columns, else one, r rows within the accumulator budget, kr the plain
 /// schedule's k tile, else 8, or the largest power of two below it that
-/// divides K). The policy's own inner tiling often exceeds the register
-/// file (T(8,32,8): 32 accumulators) or puts the reduction outside V's
-/// sub-tiles, so that accumulators go to memory at every step of k.
-/// Nothing when the schedule has no V, a step has no equivalent (TF,
-/// interchange), the columns are not a multiple of a vector, the result
-/// would not change anything or would be too long.
+/// divides K). When that tiling (a T) leaves fewer columns than a vector,
+/// the register tile of the tile before it replaces it. The policy's own
+/// inner tiling often exceeds the register file (T(8,32,8): 32
+/// accumulators), leaves a vector half empty (T(1,8,8,32) with 16 lanes)
+/// or puts the reduction outside V's sub-tiles, so that accumulators go to
+/// memory at every step of k. Nothing when the schedule has no V, a step
+/// has no equivalent (TF, interchange), the columns are not a multiple of
+/// a vector, the result would not change anything or would be too long.
 std::optional<std::vector<Action>>
 translateRegisterTile(const std::vector<Action> &plain,
-                      std::array<int64_t, 3> mnk, int64_t elementBits,
+                      const std::vector<int64_t> &extents, int64_t elementBits,
                       const LegalityConfig &legality, int historyLength);
 
 /// A matmul that mlir-rl-pack-rhs packs.
@@ -158,7 +170,8 @@ struct Rescheduling {
   /// matmuls of at least `minRowsToCopy` rows (0: constants only).
   bool pack = true;
   int64_t minRowsToCopy = kDefaultMinRowsToCopy;
-  /// Give matmuls that stay plain a register tile (translateRegisterTile).
+  /// Give matmuls and batch matmuls that stay plain a register tile
+  /// (translateRegisterTile).
   bool registerTiles = true;
   /// Schedule copies by rule (getCopySchedule) instead of by their
   /// decision: those of the module that no consumer fused and whose
