@@ -390,13 +390,14 @@ class Module:
         matmuls that stay plain get a register tile under their decided
         tiling. ``copies_by_rule`` (``copies-by-rule``): in that second
         schedule, copies whose rows are contiguous on both sides (im2col
-        copies, copies of B) get a schedule by rule, not their decision.
+        copies, copies of B) and fills get a schedule by rule, not their
+        decision.
         All three off: the module as the policy's decisions left it.
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings; ``packed``:
         the matmuls packed, ``register_tiled``: the plain ones given a
-        register tile, ``copies_by_rule``: the copies scheduled by rule,
+        register tile, ``copies_by_rule``: the copies and fills scheduled by rule,
         ``not_rescheduled``: why none of it happened, if there were
         candidates.
         ``on_step(op_id, step, schedule_so_far)`` is called before each step

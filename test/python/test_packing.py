@@ -74,8 +74,9 @@ def test_pass_packs_an_argument_by_a_copy(monkeypatch):
     assert "the right-hand sides of 1 matmuls packed into panels" in result.stderr
     # The copy is an op of its own (op 1, before the matmul, now op 2),
     # scheduled by rule: of [256/16 panels, 128 rows of k, 16 columns], the
-    # panels in 8 iterations of 2, vectors of 8 rows of 16.
-    assert "1 copies scheduled by rule" in result.stderr, result.stderr
+    # panels in 8 iterations of 2, vectors of 8 rows of 16; so is the fill
+    # of the accumulator (op 0).
+    assert "2 copies and fills scheduled by rule" in result.stderr, result.stderr
     assert re.search(r"\b1: TP\(2,0,0\) T\(1,8,0\) V\b", result.schedule), result.schedule
     by_policy = run_pass(text, name="matmul", extra=["copies-by-rule=false"])
     assert "by rule" not in by_policy.stderr
@@ -256,7 +257,7 @@ def test_pass_schedules_im2col_copies_by_rule(conv, monkeypatch):
     taps = _tap_copies(text)
     assert len(taps) == 9, taps
     result = run_pass(text, name="conv")
-    assert "copies scheduled by rule" in result.stderr, result.stderr
+    assert "copies and fills scheduled by rule" in result.stderr, result.stderr
     assert [_copy_schedule(result.schedule, i) for i in taps] == [expected] * 9, result.schedule
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err
@@ -294,14 +295,35 @@ def test_transposes_and_narrow_copies_keep_their_decisions(monkeypatch):
         assert _copy_schedule(by_rule.schedule, i) == _copy_schedule(decided.schedule, i)
 
 
+def test_pass_schedules_fills_by_rule(monkeypatch):
+    """A fill that no consumer fused (here a depthwise convolution's
+    accumulator, whose decision was serial: T(1,1,4,2) V) gets the copies'
+    rule: parallel over its outer loops, vectors along the rows. Outputs
+    stay equal; copies-by-rule=false keeps the decision."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = prepare(kernels.depthwise_conv2d_nchw(1, 48, 30, 30, 3, 3), "dw")
+    fills = [o.id for o in Module.parse(text, "dw").ops() if o.kind == "fill"]
+    assert fills, text
+    result = run_pass(text, name="dw")
+    assert f"{len(fills)} copies and fills scheduled by rule" in result.stderr, result.stderr
+    decided = run_pass(text, name="dw", extra=["copies-by-rule=false"])
+    assert "by rule" not in decided.stderr
+    for i in fills:
+        rule = _copy_schedule(result.schedule, i)
+        assert rule.startswith("TP(") and rule.endswith(" V"), result.schedule
+        assert rule != _copy_schedule(decided.schedule, i), decided.schedule
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
 def test_in_process_scheduling_schedules_copies_as_the_pass_does(monkeypatch):
-    """Nine tap copies and the copy of the filter (an argument, packed at
-    run time for 256 rows)."""
+    """Nine tap copies, the copy of the filter (an argument, packed at run
+    time for 256 rows) and the accumulator's fill."""
     _pass_with_this_process_registers(monkeypatch)
     text = prepare(kernels.conv2d_nhwc(1, 18, 18, 64, 3, 3, 64), "conv")
     m = Module.parse(text, "conv")
     info = m.schedule_with_policy()
-    assert info["copies_by_rule"] == 10, info
+    assert info["copies_by_rule"] == 11, info  # and the accumulator's fill
     assert m.schedule == run_pass(text, name="conv").schedule
     plain = Module.parse(text, "conv")
     info = plain.schedule_with_policy(copies_by_rule=False)

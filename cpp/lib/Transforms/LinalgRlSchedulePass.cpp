@@ -269,7 +269,7 @@ struct LinalgRlSchedulePass
         d << " " << tiled << " plain matmuls register-tiled"
           << (copied ? ";" : "");
       if (copied)
-        d << " " << copied << " copies scheduled by rule";
+        d << " " << copied << " copies and fills scheduled by rule";
     }
     if (failed(finish(unscheduled, *scheduler)))
       return failure();

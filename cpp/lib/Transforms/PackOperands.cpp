@@ -516,28 +516,35 @@ std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!generic || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+  bool fill = isa<linalg::FillOp>(op.getOperation());
+  if ((!generic && !fill) || !op.hasPureTensorSemantics() ||
+      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 ||
       op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2)
     return std::nullopt;
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   int64_t lanes = getVectorLanes(element, legality);
   if (lanes < 1 || element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
-  Block &body = generic.getRegion().front();
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (body.getOperations().size() != 1 || !yield ||
-      yield->getNumOperands() != 1 || yield->getOperand(0) != body.getArgument(0))
-    return std::nullopt;
   int64_t n = op.getNumLoops();
-  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  if (!op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity() ||
-      !in.isProjectedPermutation() || in.getNumResults() == 0 ||
-      in.getResults().back() != getAffineDimExpr(n - 1, op.getContext()))
-    return std::nullopt;
+  if (generic) {
+    Block &body = generic.getRegion().front();
+    auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+    if (body.getOperations().size() != 1 || !yield ||
+        yield->getNumOperands() != 1 ||
+        yield->getOperand(0) != body.getArgument(0))
+      return std::nullopt;
+    AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    if (!op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity() ||
+        !in.isProjectedPermutation() || in.getNumResults() == 0 ||
+        in.getResults().back() != getAffineDimExpr(n - 1, op.getContext()))
+      return std::nullopt;
+  }
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  // A copy's rows hold whole vectors; a fill's at least one (its stores
+  // need no aligned loads).
   if (llvm::any_of(extents, [](int64_t e) { return e < 1; }) ||
-      extents.back() < lanes || extents.back() % lanes != 0)
+      extents.back() < lanes || (!fill && extents.back() % lanes != 0))
     return std::nullopt;
   // The largest tile candidate dividing `extent` for which `fits` holds.
   auto largest = [&](int64_t extent, auto fits) -> int64_t {

@@ -113,8 +113,9 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "the reduction)">,
     Option<"copiesByRule", "copies-by-rule", "bool", /*default=*/"true",
            "With the policy, schedule copies whose rows are contiguous on "
-           "both sides (im2col copies, copies of B into panels) by rule: "
-           "parallel over their outer loops, vectors along the rows">,
+           "both sides (im2col copies, copies of B into panels) and fills "
+           "by rule: parallel over their outer loops, vectors along the "
+           "rows">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
