@@ -37,6 +37,25 @@ func.func @matmul(%a: tensor<50x36xf32>, %b: tensor<36x64xf32>) -> tensor<50x64x
   return %r : tensor<50x64xf32>
 }
 
+// The fill writes into a reshaped empty tensor (as conv-to-matmul leaves a
+// pointwise convolution's accumulator): the padded fill writes into an empty
+// tensor of the padded size, not into a pad of the reshape (a fill of all of
+// it and a copy at run time).
+// CHECK-LABEL: func.func @fill_of_a_reshape
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<64x64xf32>
+// CHECK:         %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<64x64xf32>)
+// CHECK-NOT:     tensor.pad %{{.*}} high[14, 0]
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x40xf32>, tensor<40x64xf32>) outs(%[[F]] : tensor<64x64xf32>)
+func.func @fill_of_a_reshape(%a: tensor<50x36xf32>, %b: tensor<36x64xf32>) -> tensor<50x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x50x64xf32>
+  %c = tensor.collapse_shape %e [[0, 1], [2]] : tensor<1x50x64xf32> into tensor<50x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%c : tensor<50x64xf32>) -> tensor<50x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<50x36xf32>, tensor<36x64xf32>) outs(%f : tensor<50x64xf32>) -> tensor<50x64xf32>
+  return %r : tensor<50x64xf32>
+}
+
 // A broadcast bias as the accumulator is re-created at the padded size; an
 // accumulator that is an argument is padded.
 // CHECK-LABEL: func.func @bias

@@ -104,14 +104,19 @@ SmallVector<Operation *> emptyInits(linalg::LinalgOp op) {
   return inits.takeVector();
 }
 
-/// Erases, in order, those of `ops` that nothing uses any more.
+/// Erases those of `ops` that nothing uses any more, until none is left
+/// (an op may be used by one later in `ops`).
 void eraseUnused(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
   llvm::SmallPtrSet<Operation *, 8> erased;
-  for (Operation *op : ops)
-    if (!erased.contains(op) && op->use_empty()) {
-      erased.insert(op);
-      rewriter.eraseOp(op);
-    }
+  for (bool again = true; again;) {
+    again = false;
+    for (Operation *op : ops)
+      if (!erased.contains(op) && op->use_empty()) {
+        erased.insert(op);
+        rewriter.eraseOp(op);
+        again = true;
+      }
+  }
 }
 
 /// Clones `op` (in place of it) on operands padded to `extents`; returns
@@ -134,7 +139,21 @@ Operation *clonePadded(RewriterBase &rewriter, linalg::LinalgOp op,
                                         type.getElementType(),
                                         type.getEncoding());
     rewriter.setInsertionPoint(op);
-    if (op.isDpsInit(&operand)) {
+    if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand)) {
+      // An init the op only writes (a fill's): an empty tensor, not a pad
+      // (bufferized: a serial fill of the whole buffer and a copy into it).
+      operands.push_back(tensor::EmptyOp::create(rewriter, loc,
+                                                 padded.getShape(),
+                                                 padded.getElementType(),
+                                                 padded.getEncoding()));
+      resultTypes.push_back(padded);
+      for (Operation *def = v.getDefiningOp();
+           def && isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                      tensor::EmptyOp>(def);
+           def = def->getNumOperands() ? def->getOperand(0).getDefiningOp()
+                                       : nullptr)
+        dead.push_back(def);
+    } else if (op.isDpsInit(&operand)) {
       operands.push_back(padInit(rewriter, loc, v, padded, dead));
       resultTypes.push_back(padded);
     } else {
