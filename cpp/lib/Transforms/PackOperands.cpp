@@ -101,19 +101,32 @@ int64_t getPanelWidth(Type elementType, const LegalityConfig &legality) {
   return 2 * getVectorLanes(elementType, legality);
 }
 
-/// The extents of `op`'s loops when it is a contraction whose maps are
-/// `maps` (over as many loops), with static shapes, tensor semantics, two
-/// inputs, one init and integer or float elements of whole bytes.
+/// The extents of `op`'s loops when it is a matmul in plain form after
+/// `batch` leading batch loops (loops (b...,) m, n, k; A(b..., m, k),
+/// B(b..., k, n), C(b..., m, n); a contraction) with static shapes, tensor
+/// semantics, one init and integer or float elements of whole bytes.
 static std::optional<SmallVector<int64_t>>
-getContractionExtents(linalg::LinalgOp op, ArrayRef<AffineMap> maps) {
-  unsigned loops = maps.front().getNumDims();
+getPlainExtents(linalg::LinalgOp op, unsigned batch) {
+  unsigned loops = batch + 3;
   if (!op.hasPureTensorSemantics() ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 || op.getNumLoops() != loops ||
       op.getNumParallelLoops() != loops - 1 ||
       !linalg::isaContractionOpInterface(op))
     return std::nullopt;
-  if (op.getIndexingMapsArray() != maps)
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(batch, ctx),
+             n = getAffineDimExpr(batch + 1, ctx),
+             k = getAffineDimExpr(batch + 2, ctx);
+  auto map = [&](AffineExpr row, AffineExpr column) {
+    SmallVector<AffineExpr> results;
+    for (unsigned b = 0; b < batch; ++b)
+      results.push_back(getAffineDimExpr(b, ctx));
+    results.append({row, column});
+    return AffineMap::get(loops, 0, results, ctx);
+  };
+  SmallVector<AffineMap> plain = {map(m, k), map(k, n), map(m, n)};
+  if (op.getIndexingMapsArray() != ArrayRef<AffineMap>(plain))
     return std::nullopt;
   for (Value v : op->getOperands()) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -130,37 +143,16 @@ getContractionExtents(linalg::LinalgOp op, ArrayRef<AffineMap> maps) {
 
 std::optional<std::array<int64_t, 3>>
 getPlainMatmulExtents(linalg::LinalgOp op) {
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  SmallVector<AffineMap> plain = {AffineMap::get(3, 0, {m, k}, ctx),
-                                  AffineMap::get(3, 0, {k, n}, ctx),
-                                  AffineMap::get(3, 0, {m, n}, ctx)};
-  std::optional<SmallVector<int64_t>> e = getContractionExtents(op, plain);
+  std::optional<SmallVector<int64_t>> e = getPlainExtents(op, /*batch=*/0);
   if (!e)
     return std::nullopt;
   return std::array<int64_t, 3>{(*e)[0], (*e)[1], (*e)[2]};
 }
 
-std::optional<std::array<int64_t, 4>>
-getBatchMatmulExtents(linalg::LinalgOp op) {
-  MLIRContext *ctx = op.getContext();
-  AffineExpr b, m, n, k;
-  bindDims(ctx, b, m, n, k);
-  SmallVector<AffineMap> batched = {AffineMap::get(4, 0, {b, m, k}, ctx),
-                                    AffineMap::get(4, 0, {b, k, n}, ctx),
-                                    AffineMap::get(4, 0, {b, m, n}, ctx)};
-  std::optional<SmallVector<int64_t>> e = getContractionExtents(op, batched);
-  if (!e)
-    return std::nullopt;
-  return std::array<int64_t, 4>{(*e)[0], (*e)[1], (*e)[2], (*e)[3]};
-}
-
 std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op) {
-  if (auto mnk = getPlainMatmulExtents(op))
-    return std::vector<int64_t>(mnk->begin(), mnk->end());
-  if (auto bmnk = getBatchMatmulExtents(op))
-    return std::vector<int64_t>(bmnk->begin(), bmnk->end());
+  for (unsigned batch : {0u, 1u})
+    if (std::optional<SmallVector<int64_t>> e = getPlainExtents(op, batch))
+      return std::vector<int64_t>(e->begin(), e->end());
   return std::nullopt;
 }
 

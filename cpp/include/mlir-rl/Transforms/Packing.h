@@ -70,13 +70,10 @@ inline constexpr int64_t kDefaultMinRowsToCopy = 128;
 /// tensor semantics, one init and integer or float elements of whole bytes.
 std::optional<std::array<int64_t, 3>> getPlainMatmulExtents(linalg::LinalgOp op);
 
-/// The extents (B, M, N, K) of `op` when it is a batch matmul in plain form
-/// (loops b, m, n, k; A(b, m, k), B(b, k, n), C(b, m, n)), with the same
-/// conditions as getPlainMatmulExtents.
-std::optional<std::array<int64_t, 4>> getBatchMatmulExtents(linalg::LinalgOp op);
-
 /// The extents of a matmul that translateRegisterTile handles: (M, N, K) of
-/// a plain matmul, (B, M, N, K) of a plain batch matmul; else nothing.
+/// a plain matmul (getPlainMatmulExtents), (B, M, N, K) of a batch matmul
+/// in plain form (loops b, m, n, k; A(b, m, k), B(b, k, n), C(b, m, n),
+/// the same conditions otherwise); else nothing.
 std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op);
 
 /// The extents (M, N, K) of `op` when mlir-rl-pack-rhs packs it: a plain
