@@ -57,6 +57,30 @@ def test_pass_packs_a_linear_layer_and_computes_the_same(mkn, monkeypatch):
     assert ok, err
 
 
+@pytest.mark.parametrize("mkn", [(512, 512, 512), (196, 256, 1024)])
+def test_packed_register_tile_runs_the_rows_inside_the_panel_loop(mkn, monkeypatch):
+    """Where a sequential tile of the packed op holds several panels, its
+    register tile takes one panel (a T of the panel loop alone) and then its
+    rows: each panel of B serves every row block of the tile while it is in
+    cache, instead of all panels being fetched again for each row block."""
+    m, k, n = mkn
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    text = _linear(m, k, n, seed=2)
+    result = run_pass(text, name="linear")
+    op1 = re.search(r"\b1: ([^;]*)", result.schedule).group(1)
+    steps = re.findall(r"(TP|T|V)(?:\(([^)]*)\))?", op1)
+    tilings = [(kind, [int(x) for x in sizes.split(",")]) for kind, sizes in steps if sizes]
+    assert steps[-1][0] == "V", op1
+    # No sequential tiling takes rows of one panel out of several panels.
+    for kind, sizes in tilings:
+        assert not (kind == "T" and sizes[0] != 0 and sizes[1] == 1), op1
+    # The register tile (the last T) tiles rows, not panels, after a T(0,1,0,0).
+    assert tilings[-1][0] == "T" and tilings[-1][1][1] == 0, op1
+    assert tilings[-2] == ("T", [0, 1, 0, 0]), op1
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+
+
 def test_pass_option_off_keeps_the_matmul_plain(monkeypatch):
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
     text = _linear(64, 128, 256)
