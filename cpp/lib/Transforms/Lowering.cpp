@@ -116,7 +116,153 @@ struct SplitEmptyTensorsPass
     return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user);
   }
 
+  /// An op whose results depend on no tensor it reads: its tensor
+  /// operands are empty tensors, and its regions read no tensor from
+  /// above (a fill, scheduled or not). A clone of it costs what it costs,
+  /// a pass of writes, no more than the copy it saves.
+  static bool writesOnly(Operation *op) {
+    if (op->getNumRegions() == 0 && !isa<linalg::FillOp>(op))
+      return false;
+    if (!isMemoryEffectFree(op) && !isa<scf::ForallOp, linalg::FillOp>(op))
+      return false;
+    for (Value v : op->getOperands())
+      if (isa<TensorType>(v.getType()) && !v.getDefiningOp<tensor::EmptyOp>())
+        return false;
+    bool readsAbove = false;
+    op->walk([&](Operation *inner) {
+      if (inner == op)
+        return;
+      for (Value v : inner->getOperands())
+        if (isa<TensorType>(v.getType()) &&
+            !op->isAncestor(v.getParentRegion()->getParentOp()))
+          readsAbove = true;
+    });
+    return !readsAbove;
+  }
+
+  /// Whether `v` is the result of a write-only op, possibly through
+  /// reshapes.
+  static bool isWrittenOnly(Value v) {
+    Operation *def = v.getDefiningOp();
+    while (def && isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      def = def->getOperand(0).getDefiningOp();
+    return def && def->getNumResults() == 1 && writesOnly(def);
+  }
+
+  /// A clone of `v`'s write-only producer and of the reshapes between
+  /// them, at `b`'s insertion point; the clone of `v`.
+  static Value cloneWrittenOnly(OpBuilder &b, Value v) {
+    Operation *def = v.getDefiningOp();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+      Value src = cloneWrittenOnly(b, def->getOperand(0));
+      IRMapping map;
+      map.map(def->getOperand(0), src);
+      return b.clone(*def, map)->getResult(0);
+    }
+    return b.clone(*def)->getResult(0);
+  }
+
+  /// Gives each use of a write-only result (zeros: a padded input's, an
+  /// accumulator's; scheduled or not) as a destination its own clone of
+  /// it: as an init, a shared output of `scf.forall`, the destination of
+  /// `tensor.insert_slice`. CSE merges such ops (one padded input shared
+  /// by convolutions of one shape, one accumulator by matmuls of one
+  /// shape); bufferized, every destination after the first would copy the
+  /// whole buffer. A clone costs a pass of writes, no more than that copy.
+  void untieWrittenOnlyDestinations() {
+    SmallVector<Value> values;
+    getOperation()->walk([&](Operation *op) {
+      if (op->getNumResults() == 1 && isWrittenOnly(op->getResult(0)))
+        values.push_back(op->getResult(0));
+    });
+    OpBuilder b(&getContext());
+    for (Value v : values) {
+      SmallVector<OpOperand *> dests;
+      for (OpOperand &use : v.getUses()) {
+        auto insert = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+        if ((insert && use.get() == insert.getDest()) ||
+            (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                 use.getOwner()) &&
+             isWholeDestination(use)))
+          dests.push_back(&use);
+      }
+      if (dests.size() < 2)
+        continue;
+      b.setInsertionPointAfterValue(v);
+      for (OpOperand *use : llvm::drop_begin(dests)) {
+        // The destination the inserted value was computed in, when it is
+        // a slice of `v` at the same place: it moves to the clone too.
+        OpOperand *pairedSlice = nullptr;
+        if (auto insert = dyn_cast<tensor::InsertSliceOp>(use->getOwner()))
+          pairedSlice = findSliceDestination(insert, v);
+        Value clone = cloneWrittenOnly(b, v);
+        use->set(clone);
+        if (pairedSlice) {
+          OpBuilder::InsertionGuard guard(b);
+          auto slice = cast<tensor::ExtractSliceOp>(
+              pairedSlice->get().getDefiningOp());
+          b.setInsertionPoint(pairedSlice->getOwner());
+          IRMapping map;
+          map.map(v, clone);
+          pairedSlice->set(b.clone(*slice, map)->getResult(0));
+        }
+      }
+    }
+  }
+
+  /// The operand through which `insert`'s source was computed in place
+  /// (destination-passing: a shared output of scf.forall, an init), when
+  /// it is a slice of `v` at the place `insert` writes; null otherwise.
+  static OpOperand *findSliceDestination(tensor::InsertSliceOp insert,
+                                         Value v) {
+    Value cur = insert.getSource();
+    OpOperand *operand = nullptr;
+    for (int depth = 0; depth < 8; ++depth) {
+      auto result = dyn_cast<OpResult>(cur);
+      if (!result)
+        return nullptr;
+      Operation *def = result.getOwner();
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+        if (!operand || slice.getSource() != v ||
+            slice.getMixedOffsets() != insert.getMixedOffsets() ||
+            slice.getMixedSizes() != insert.getMixedSizes() ||
+            slice.getMixedStrides() != insert.getMixedStrides())
+          return nullptr;
+        return operand;
+      }
+      if (auto forall = dyn_cast<scf::ForallOp>(def))
+        operand = &forall.getOutputsMutable()[result.getResultNumber()];
+      else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+        operand = dps.getTiedOpOperand(result);
+      else
+        return nullptr;
+      cur = operand->get();
+    }
+    return nullptr;
+  }
+
+  /// A reshape of an empty tensor is an empty tensor of its shape (so
+  /// that its uses can be split like the others').
+  void foldReshapedEmpties() {
+    SmallVector<Operation *> reshapes;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+          op->getOperand(0).getDefiningOp<tensor::EmptyOp>() &&
+          cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+        reshapes.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : reshapes) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+          op, type.getShape(), type.getElementType(), type.getEncoding());
+    }
+  }
+
   void runOnOperation() override {
+    foldReshapedEmpties();
+    untieWrittenOnlyDestinations();
     SmallVector<tensor::EmptyOp> empties;
     getOperation()->walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     OpBuilder b(&getContext());

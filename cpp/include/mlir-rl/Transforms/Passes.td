@@ -178,7 +178,7 @@ def LowerPackUnpack : Pass<"mlir-rl-lower-pack-unpack"> {
 }
 
 def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
-  let summary = "One tensor.empty per destination, so that empty-tensor elimination applies";
+  let summary = "One tensor.empty (and one fill) per destination, so that empty-tensor elimination applies";
   let description = [{
     CSE merges the `tensor.empty` ops of one type, so that a scheduled
     module often has one empty tensor as the destination of several ops.
@@ -188,8 +188,21 @@ def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
     then copied) does not rewrite such a shared one. This pass gives
     every use of the whole tensor as a destination (an init, a shared
     output of `scf.forall`, a reshape) its own `tensor.empty`; slices of
-    it (an im2col buffer filled slice by slice) keep sharing one. Part of
-    `mlir-rl-lower`, right before `eliminate-empty-tensors` and
+    it (an im2col buffer filled slice by slice) keep sharing one.
+
+    The same holds for values that are only written, zeros above all (a
+    `linalg.fill` or a scheduled one: an op whose tensor operands are empty
+    and whose body reads no tensor from above), which CSE also merges: one
+    padded input shared by the convolutions of one shape, one accumulator
+    by the matmuls of one shape. Bufferized, every destination after the
+    first copied the whole buffer. Each use as a destination (an init, a
+    shared output, the destination of `tensor.insert_slice`) gets a clone
+    of its own, through reshapes, and the slice an inserted value was
+    computed in moves to its insertion's clone. A clone costs a pass of
+    writes, no more than the copy it saves. Reshapes of empty tensors
+    become empty tensors first.
+
+    Part of `mlir-rl-lower`, right before `eliminate-empty-tensors` and
     bufferization.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
