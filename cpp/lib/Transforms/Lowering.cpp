@@ -116,14 +116,12 @@ struct SplitEmptyTensorsPass
     return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user);
   }
 
-  /// An op whose results depend on no tensor it reads: its tensor
-  /// operands are empty tensors, and its regions read no tensor from
-  /// above (a fill, scheduled or not). A clone of it costs what it costs,
-  /// a pass of writes, no more than the copy it saves.
+  /// An op whose results depend on no tensor it reads: without memory
+  /// effects, its tensor operands empty tensors, its regions reading no
+  /// tensor from above (a fill, scheduled or not). A clone of it costs a
+  /// pass of writes, no more than the copy it saves.
   static bool writesOnly(Operation *op) {
-    if (op->getNumRegions() == 0 && !isa<linalg::FillOp>(op))
-      return false;
-    if (!isMemoryEffectFree(op) && !isa<scf::ForallOp, linalg::FillOp>(op))
+    if (op->getNumRegions() == 0 || !isMemoryEffectFree(op))
       return false;
     for (Value v : op->getOperands())
       if (isa<TensorType>(v.getType()) && !v.getDefiningOp<tensor::EmptyOp>())
@@ -244,25 +242,62 @@ struct SplitEmptyTensorsPass
   /// A reshape of an empty tensor is an empty tensor of its shape (so
   /// that its uses can be split like the others').
   void foldReshapedEmpties() {
-    SmallVector<Operation *> reshapes;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
-          op->getOperand(0).getDefiningOp<tensor::EmptyOp>() &&
-          cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
-        reshapes.push_back(op);
-    });
     IRRewriter rewriter(&getContext());
-    for (Operation *op : reshapes) {
-      auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      rewriter.setInsertionPoint(op);
-      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
-          op, type.getShape(), type.getElementType(), type.getEncoding());
+    for (bool again = true; again;) {
+      SmallVector<Operation *> reshapes;
+      getOperation()->walk([&](Operation *op) {
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+            op->getOperand(0).getDefiningOp<tensor::EmptyOp>() &&
+            cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+          reshapes.push_back(op);
+      });
+      for (Operation *op : reshapes) {
+        auto type = cast<RankedTensorType>(op->getResult(0).getType());
+        rewriter.setInsertionPoint(op);
+        rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+            op, type.getShape(), type.getElementType(), type.getEncoding());
+      }
+      again = !reshapes.empty();
+    }
+  }
+
+  /// Reads of a value after it was inserted into a larger tensor read the
+  /// inserted slice instead (canonicalization folds a slice of the
+  /// insertion back to the value, a depthwise convolution's centre tap):
+  /// computed in place in that tensor, the value would otherwise be read
+  /// after the insertion wrote its buffer, which bufferization resolves by
+  /// computing it out of place and copying it in and out.
+  void readInsertedValuesThroughInsertions() {
+    SmallVector<tensor::InsertSliceOp> inserts;
+    getOperation()->walk(
+        [&](tensor::InsertSliceOp insert) { inserts.push_back(insert); });
+    OpBuilder b(&getContext());
+    for (tensor::InsertSliceOp insert : inserts) {
+      Value src = insert.getSource();
+      Block *block = insert->getBlock();
+      SmallVector<OpOperand *> later;
+      for (OpOperand &use : src.getUses()) {
+        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+        if (user && user != insert && insert->isBeforeInBlock(user) &&
+            !isWholeDestination(use))
+          later.push_back(&use);
+      }
+      if (later.empty())
+        continue;
+      b.setInsertionPointAfter(insert);
+      Value slice = tensor::ExtractSliceOp::create(
+          b, insert.getLoc(), cast<RankedTensorType>(src.getType()),
+          insert.getResult(), insert.getMixedOffsets(), insert.getMixedSizes(),
+          insert.getMixedStrides());
+      for (OpOperand *use : later)
+        use->set(slice);
     }
   }
 
   void runOnOperation() override {
     foldReshapedEmpties();
     untieWrittenOnlyDestinations();
+    readInsertedValuesThroughInsertions();
     SmallVector<tensor::EmptyOp> empties;
     getOperation()->walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     OpBuilder b(&getContext());

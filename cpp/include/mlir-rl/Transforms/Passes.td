@@ -200,7 +200,10 @@ def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
     of its own, through reshapes, and the slice an inserted value was
     computed in moves to its insertion's clone. A clone costs a pass of
     writes, no more than the copy it saves. Reshapes of empty tensors
-    become empty tensors first.
+    become empty tensors first. A value read after its insertion (a
+    depthwise convolution's centre tap, which canonicalization folds back
+    from a slice of the padded input) is read through a slice of the
+    insertion instead, so that computing it in place stays possible.
 
     Part of `mlir-rl-lower`, right before `eliminate-empty-tensors` and
     bufferization.
