@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::rl {
@@ -126,16 +127,10 @@ struct SplitEmptyTensorsPass
     for (Value v : op->getOperands())
       if (isa<TensorType>(v.getType()) && !v.getDefiningOp<tensor::EmptyOp>())
         return false;
-    bool readsAbove = false;
-    op->walk([&](Operation *inner) {
-      if (inner == op)
-        return;
-      for (Value v : inner->getOperands())
-        if (isa<TensorType>(v.getType()) &&
-            !op->isAncestor(v.getParentRegion()->getParentOp()))
-          readsAbove = true;
-    });
-    return !readsAbove;
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    return llvm::none_of(above,
+                         [](Value v) { return isa<TensorType>(v.getType()); });
   }
 
   /// Whether `v` is the result of a write-only op, possibly through
@@ -241,24 +236,20 @@ struct SplitEmptyTensorsPass
 
   /// A reshape of an empty tensor is an empty tensor of its shape (so
   /// that its uses can be split like the others').
+  /// In program order, so that a chain of reshapes folds in one walk.
   void foldReshapedEmpties() {
     IRRewriter rewriter(&getContext());
-    for (bool again = true; again;) {
-      SmallVector<Operation *> reshapes;
-      getOperation()->walk([&](Operation *op) {
-        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
-            op->getOperand(0).getDefiningOp<tensor::EmptyOp>() &&
-            cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
-          reshapes.push_back(op);
-      });
-      for (Operation *op : reshapes) {
-        auto type = cast<RankedTensorType>(op->getResult(0).getType());
-        rewriter.setInsertionPoint(op);
-        rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
-            op, type.getShape(), type.getElementType(), type.getEncoding());
-      }
-      again = !reshapes.empty();
-    }
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) ||
+          !op->getOperand(0).getDefiningOp<tensor::EmptyOp>())
+        return;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      if (!type.hasStaticShape())
+        return;
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+          op, type.getShape(), type.getElementType(), type.getEncoding());
+    });
   }
 
   /// Reads of a value after it was inserted into a larger tensor read the
