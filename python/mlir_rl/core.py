@@ -391,7 +391,8 @@ class Module:
         tiling. ``copies_by_rule`` (``copies-by-rule``): in that second
         schedule, copies whose rows are contiguous on both sides (im2col
         copies, copies of B) and fills get a schedule by rule, not their
-        decision.
+        decision; a fill that only initialises an accumulator is fused into
+        its consumer's tiles (the consumer's TP becomes a TF).
         All three off: the module as the policy's decisions left it.
 
         Returns the cost: ops, inferences and their seconds, applications of

@@ -207,7 +207,7 @@ def test_pass_register_tiles_a_batch_matmul(registers, lanes, budget, fill, shap
     # The extents V vectorizes: each tiling's nonzero sizes, in turn.
     extents = list(shape)
     actions = re.search(rf"\b{op}: ([^;]*)", result.schedule).group(1)
-    for sizes in re.findall(r"TP?\(([^)]*)\)", actions):
+    for sizes in re.findall(r"T[PF]?\(([^)]*)\)", actions):
         extents = [int(t) or e for t, e in zip(sizes.split(","), extents)]
     b, rows, cols, kr = extents
     assert b == 1 and cols % lanes == 0, result.schedule
@@ -319,23 +319,60 @@ def test_transposes_and_narrow_copies_keep_their_decisions(monkeypatch):
         assert _copy_schedule(by_rule.schedule, i) == _copy_schedule(decided.schedule, i)
 
 
+_PADDED_RELU = """
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%x: tensor<1x32x56x56xf32>) -> tensor<1x32x58x58xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x56x56xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x32x56x56xf32>) outs(%e : tensor<1x32x56x56xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x32x56x56xf32>
+  %pe = tensor.empty() : tensor<1x32x58x58xf32>
+  %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x32x58x58xf32>) -> tensor<1x32x58x58xf32>
+  %p = tensor.insert_slice %r into %pf[0, 0, 1, 1] [1, 32, 56, 56] [1, 1, 1, 1]
+      : tensor<1x32x56x56xf32> into tensor<1x32x58x58xf32>
+  return %p : tensor<1x32x58x58xf32>
+}
+"""
+
+
 def test_pass_schedules_fills_by_rule(monkeypatch):
-    """A fill that no consumer fused (here a depthwise convolution's
-    accumulator, whose decision was serial: T(1,1,4,2) V) gets the copies'
-    rule: parallel over its outer loops, vectors along the rows. Outputs
-    stay equal; copies-by-rule=false keeps the decision."""
+    """A fill that is not an accumulator (a padded tensor's zeros, the
+    destination of an insert_slice, as torch-mlir pads) gets the copies'
+    rule: parallel over its outer loops, vectors along the rows. An
+    accumulator's fill (a depthwise convolution's) goes into its consumer's
+    tiles instead (the consumer's TP a TF, the fill vectorized there). Outputs
+    stay equal; copies-by-rule=false keeps the decisions."""
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    (fill,) = [o.id for o in Module.parse(_PADDED_RELU, "pad").ops() if o.kind == "fill"]
+    result = run_pass(_PADDED_RELU, name="pad")
+    assert "copies and fills scheduled by rule" in result.stderr, result.stderr
+    rule = _copy_schedule(result.schedule, fill)
+    assert rule.startswith("TP(") and rule.endswith(" V"), result.schedule
+    assert "TF(" not in result.schedule, result.schedule
+    decided = run_pass(_PADDED_RELU, name="pad", extra=["copies-by-rule=false"])
+    assert "by rule" not in decided.stderr
+    assert re.search(rf"\b{fill}: ", decided.schedule), decided.schedule
+    ok, err = _outputs_equal(_PADDED_RELU, result.ir)
+    assert ok, err
+
     text = prepare(kernels.depthwise_conv2d_nchw(1, 48, 30, 30, 3, 3), "dw")
-    fills = [o.id for o in Module.parse(text, "dw").ops() if o.kind == "fill"]
+    ops = Module.parse(text, "dw").ops()
+    fills = [o.id for o in ops if o.kind == "fill"]
     assert fills, text
     result = run_pass(text, name="dw")
     assert f"{len(fills)} copies and fills scheduled by rule" in result.stderr, result.stderr
     decided = run_pass(text, name="dw", extra=["copies-by-rule=false"])
-    assert "by rule" not in decided.stderr
     for i in fills:
-        rule = _copy_schedule(result.schedule, i)
-        assert rule.startswith("TP(") and rule.endswith(" V"), result.schedule
-        assert rule != _copy_schedule(decided.schedule, i), decided.schedule
+        (consumer,) = [o.id for o in ops if o.producer == i]
+        assert "TP(" not in _copy_schedule(result.schedule, i), result.schedule
+        assert _first_action(result.schedule, consumer).startswith("TF("), result.schedule
+        assert (_first_action(decided.schedule, consumer)
+                == "TP(" + _first_action(result.schedule, consumer)[3:]), decided.schedule
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err
 
@@ -353,3 +390,43 @@ def test_in_process_scheduling_schedules_copies_as_the_pass_does(monkeypatch):
     info = plain.schedule_with_policy(copies_by_rule=False)
     assert info["copies_by_rule"] == 0
     assert plain.schedule == run_pass(text, name="conv", extra=["copies-by-rule=false"]).schedule
+
+
+def _first_action(schedule: str, op: int) -> str:
+    return _copy_schedule(schedule, op).split(" ")[0]
+
+
+@pytest.mark.parametrize("mnk", [(256, 1024, 512), (64, 256, 128), (3136, 64, 64)])
+def test_accumulator_fill_goes_into_its_consumers_tiles(mnk, monkeypatch):
+    """A fill that only initialises a matmul's accumulator is fused into the
+    matmul's forall by rule: the decided TP becomes a TF of the same tile
+    sizes and the fill is no parallel op of its own, so each tile is filled
+    right before it is accumulated instead of the whole result being
+    written once more beforehand. Packed (B copied into panels for 256 rows,
+    the fill made in the panels' shape) or plain with a register tile (64
+    rows) alike; the fill is then vectorized in the tile. Outputs equal;
+    copies-by-rule=false keeps the decisions."""
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
+    m, n, k = mnk
+    text = kernels.matmul(m, n, k)
+    ops = Module.parse(text, "matmul").ops()
+    (fill,) = [o.id for o in ops if o.kind == "fill"]
+    (mm,) = [o.id for o in ops if o.kind == "matmul"]
+    decided = run_pass(text, name="matmul", extra=["copies-by-rule=false"])
+    result = run_pass(text, name="matmul")
+    # The shipped policy parallelizes these matmuls first (what the rule needs).
+    consumer = [i for i in range(len(ops) + 1)
+                if re.search(rf"\b{i}: TF\(", result.schedule)]
+    assert len(consumer) == 1, result.schedule
+    sizes = _first_action(result.schedule, consumer[0])[2:]
+    assert _first_action(decided.schedule, consumer[0]) == "TP" + sizes, decided.schedule
+    # The fused fill is vectorized in the tile (the copies' rule, made
+    # sequential, where the tile exceeds the vector limit).
+    fused = _copy_schedule(result.schedule, fill)
+    assert fused.endswith("V") and "TP(" not in fused, result.schedule
+    assert _copy_schedule(decided.schedule, fill).startswith("TP("), decided.schedule
+    assert "linalg.fill" not in result.ir, result.ir
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+    ok, err = _outputs_equal(text, decided.ir)
+    assert ok, err

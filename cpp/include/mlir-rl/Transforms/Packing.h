@@ -86,10 +86,13 @@ getRhsPacking(linalg::LinalgOp op, int64_t panelWidth, int64_t minRowsToCopy);
 /// Rewrites `op` (getRhsPacking holds) into the packed generic, which takes
 /// its place (its attributes kept), and returns it. A constant B is packed
 /// at compile time (a new constant), another by a copy, a generic before
-/// the packed op.
+/// the packed op. With `fillsInPanels`, an accumulator that is a fill of an
+/// empty tensor read by `op` only is filled in the packed shape (the new
+/// fill keeps the old one's attributes, its op id) rather than reshaped.
 FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
                                      linalg::LinalgOp op, int64_t panelWidth,
-                                     int64_t minRowsToCopy);
+                                     int64_t minRowsToCopy,
+                                     bool fillsInPanels = false);
 
 /// The packed op's schedule for `plain` (decided on the plain op of extents
 /// `mnk`): tile sizes (m, n, k) become (m, j, i, k), n = s as j = s/NB
@@ -142,8 +145,8 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
                                                    int64_t panelWidth = 0);
 
 /// The pass step that packs (the replay script's prelude) with the
-/// threshold `minRowsToCopy` (0: constants only).
-PassStep getPackRhsStep(int64_t minRowsToCopy);
+/// threshold `minRowsToCopy` (0: constants only), and `fillsInPanels`.
+PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels = false);
 
 /// A copy's schedule by rule (no decision of the policy): `op` is a
 /// static all-parallel generic that yields its one input, written through
@@ -177,7 +180,10 @@ struct Rescheduling {
   bool registerTiles = true;
   /// Schedule copies by rule (getCopySchedule) instead of by their
   /// decision: those of the module that no consumer fused and whose
-  /// decision fused no producer, and the copies of B.
+  /// decision fused no producer, and the copies of B. A fill that only
+  /// initialises a consumer's accumulator goes into that consumer's tiles
+  /// instead (its TP becomes a TF of the same sizes; the fill is then
+  /// vectorized in the tile), a packed matmul's filled in the panels' shape.
   bool copies = true;
 };
 

@@ -115,7 +115,8 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "With the policy, schedule copies whose rows are contiguous on "
            "both sides (im2col copies, copies of B into panels) and fills "
            "by rule: parallel over their outer loops, vectors along the "
-           "rows">,
+           "rows; a fill that only initialises an accumulator goes into "
+           "its consumer's tiles (the consumer's TP becomes a TF)">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
@@ -501,6 +502,12 @@ def PackRhs : Pass<"mlir-rl-pack-rhs"> {
     Option<"minRowsToCopy", "min-rows-to-copy", "int64_t", /*default=*/"128",
            "Copy a right-hand side that is not constant into panels when the "
            "matmul has at least this many rows (0: constants only)">,
+    Option<"fillsInPanels", "fills-in-panels", "bool", /*default=*/"false",
+           "Fill an accumulator that is a fill of an empty tensor read by the "
+           "matmul only in the packed shape [M, N/NB, NB] (a new fill with "
+           "the old one's attributes) instead of reshaping the filled tensor: "
+           "the fill is then the packed op's producer, which "
+           "linalg-rl-schedule fuses into its tiles">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
