@@ -175,6 +175,19 @@ arith::ConstantOp getConstantThroughReshapes(Value v) {
   }
   return {};
 }
+
+/// Whether `v` is an empty tensor, possibly through reshapes (pad-to-tiles
+/// and im2col reach a matmul's accumulator as a collapse_shape of one).
+bool isEmptyThroughReshapes(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<tensor::EmptyOp>(def))
+      return true;
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
 } // namespace
 
 std::optional<std::array<int64_t, 3>>
@@ -252,7 +265,7 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
   auto fill = fillsInPanels ? init.getDefiningOp<linalg::FillOp>()
                             : linalg::FillOp();
   if (fill && init.hasOneUse() &&
-      fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
+      isEmptyThroughReshapes(fill.getOutputs()[0])) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(fill);
     Value empty = tensor::EmptyOp::create(rewriter, fill.getLoc(),
@@ -287,10 +300,16 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
       rewriter, loc, initType, generic.getResult(0), split);
   rewriter.replaceOp(op, result);
   if (fill && fill->use_empty()) {
-    Value empty = fill.getOutputs()[0];
+    // The fill, then the reshapes and the empty tensor it filled.
+    Operation *def = fill.getOutputs()[0].getDefiningOp();
     rewriter.eraseOp(fill);
-    if (Operation *def = empty.getDefiningOp(); def && def->use_empty())
+    while (def && def->use_empty()) {
+      Operation *next = isa<tensor::EmptyOp>(def)
+                            ? nullptr
+                            : def->getOperand(0).getDefiningOp();
       rewriter.eraseOp(def);
+      def = next;
+    }
   }
   if (cst) {
     // The reshapes between B and the constant, then the constant, once
@@ -669,12 +688,12 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   return out;
 }
 
-/// A linalg.fill of an empty tensor whose result only initialises one
-/// linalg op's output (an accumulator).
+/// A linalg.fill of an empty tensor (possibly reshaped) whose result only
+/// initialises one linalg op's output (an accumulator).
 static bool isAccumulatorFill(linalg::LinalgOp op) {
   auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
   if (!fill || !fill.hasPureTensorSemantics() ||
-      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !isEmptyThroughReshapes(fill.getOutputs()[0]) ||
       !fill->getResult(0).hasOneUse())
     return false;
   OpOperand &use = *fill->getResult(0).getUses().begin();
