@@ -957,10 +957,11 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   }
   // A fill that only initialises its consumer's accumulator goes into the
   // consumer's tiles: the consumer's TP becomes a TF (same tile sizes) and
-  // the fill, filling one tile at a time inside the forall, has no
-  // schedule of its own (an empty rule). Apart, it writes the whole
-  // accumulator before the consumer reads it back (MobileNetV2: 74 such
-  // fills, 45 MB written per inference, a tenth of its time in memset).
+  // the fill, filling one tile at a time inside the forall, keeps no
+  // decision of its own (an empty rule; applyRescheduling vectorizes it in
+  // the tile). Apart, it writes the whole accumulator before the consumer
+  // reads it back (MobileNetV2: 74 such fills, 45 MB written per
+  // inference, a tenth of its time in memset).
   std::map<int64_t, std::vector<Action>> decidedByRule = decided;
   for (const OpRecord &rec : plain.getOps()) {
     if (!initFills.count(rec.producerId) || fused.count(rec.producerId))
