@@ -158,35 +158,45 @@ std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op) 
 }
 
 namespace {
-/// The constant (dense or dense_resource elements) that `v` is, possibly
-/// through reshapes (which keep the elements' order); null otherwise.
-arith::ConstantOp getConstantThroughReshapes(Value v) {
+/// `v` below the reshapes that produce it (they keep the elements' order).
+Value skipReshapes(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      v = collapse.getSrc();
-    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      v = expand.getSrc();
-    } else {
-      auto cst = dyn_cast<arith::ConstantOp>(def);
-      if (cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue()))
-        return cst;
-      return {};
-    }
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    v = def->getOperand(0);
   }
+  return v;
+}
+
+/// The constant (dense or dense_resource elements) that `v` is, possibly
+/// through reshapes; null otherwise.
+arith::ConstantOp getConstantThroughReshapes(Value v) {
+  auto cst = skipReshapes(v).getDefiningOp<arith::ConstantOp>();
+  if (cst && isa<DenseElementsAttr, DenseResourceElementsAttr>(cst.getValue()))
+    return cst;
   return {};
 }
 
 /// Whether `v` is an empty tensor, possibly through reshapes (pad-to-tiles
 /// and im2col reach a matmul's accumulator as a collapse_shape of one).
 bool isEmptyThroughReshapes(Value v) {
+  return static_cast<bool>(skipReshapes(v).getDefiningOp<tensor::EmptyOp>());
+}
+
+/// Erases what defines `v`, from the top, while nothing reads it: the
+/// reshapes producing `v`, then the op below them (a constant, an empty
+/// tensor).
+void eraseUnusedReshapeChain(RewriterBase &rewriter, Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    if (isa<tensor::EmptyOp>(def))
-      return true;
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-      return false;
-    v = def->getOperand(0);
+    if (!def->use_empty())
+      return;
+    bool reshape = isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def);
+    Value below = reshape ? def->getOperand(0) : Value();
+    rewriter.eraseOp(def);
+    if (!reshape)
+      return;
+    v = below;
   }
-  return false;
 }
 } // namespace
 
@@ -301,29 +311,14 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
   rewriter.replaceOp(op, result);
   if (fill && fill->use_empty()) {
     // The fill, then the reshapes and the empty tensor it filled.
-    Operation *def = fill.getOutputs()[0].getDefiningOp();
+    Value filled = fill.getOutputs()[0];
     rewriter.eraseOp(fill);
-    while (def && def->use_empty()) {
-      Operation *next = isa<tensor::EmptyOp>(def)
-                            ? nullptr
-                            : def->getOperand(0).getDefiningOp();
-      rewriter.eraseOp(def);
-      def = next;
-    }
+    eraseUnusedReshapeChain(rewriter, filled);
   }
-  if (cst) {
-    // The reshapes between B and the constant, then the constant, once
-    // nothing else reads them.
-    SmallVector<Operation *> chain;
-    for (Operation *def = rhs.getDefiningOp(); def && def != cst;
-         def = def->getOperand(0).getDefiningOp())
-      chain.push_back(def);
-    for (Operation *def : chain)
-      if (def->use_empty())
-        rewriter.eraseOp(def);
-    if (cst->use_empty())
-      rewriter.eraseOp(cst);
-  }
+  // The reshapes between B and the constant, then the constant, once
+  // nothing else reads them.
+  if (cst)
+    eraseUnusedReshapeChain(rewriter, rhs);
   return generic;
 }
 
@@ -777,28 +772,28 @@ static std::unique_ptr<Scheduler> applyRescheduling(
     auto rule = byRule.find(plainIdOf[id]);
     auto it = decided.find(plainIdOf[id]);
     auto ofB = copiesOfB.find(id);
+    // An empty rule: a fill fused into its consumer's tiles (vectorized
+    // there below).
+    if (plainIdOf[id] >= 0 && rule != byRule.end() && rule->second.empty()) {
+      ++copied;
+      continue;
+    }
     // A packed matmul's fill, now in the packed shape (packRhs): its
-    // decision was for the plain shape. Fused into the matmul's tiles by
-    // rule (an empty rule), else by the rule for its new shape, else left
-    // to the lowering.
+    // decision was for the plain shape. By the rule for its new shape, else
+    // left to the lowering.
     if (plainIdOf[id] >= 0 && scheduler->getOps()[id].kind == OpKind::Fill &&
         scheduler->getOps()[id].loopBounds.size() !=
             plain.getOps()[plainIdOf[id]].loopBounds.size()) {
-      if (rule != byRule.end() && rule->second.empty()) {
-        ++copied;
-      } else if (withRules) {
+      if (withRules)
         if (auto packedRule = getCopySchedule(
                 scheduler->lookup(id), config.legality, config.layout)) {
           translated.entries.push_back({id, *packedRule});
           ++copied;
         }
-      }
       continue;
     }
     if (plainIdOf[id] >= 0 && rule != byRule.end()) {
-      // An empty rule: a fill fused into its consumer's tiles.
-      if (!rule->second.empty())
-        translated.entries.push_back({id, rule->second});
+      translated.entries.push_back({id, rule->second});
       ++copied;
     } else if (plainIdOf[id] >= 0 && it != decided.end()) {
       translated.entries.push_back({id, it->second});
