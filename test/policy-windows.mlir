@@ -16,6 +16,8 @@
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{rewrite-windows=false dump-schedule=%t.keep})' -o /dev/null
 // RUN: FileCheck %s --check-prefix=NOREWRITE < %t.keep
+// Without mlir-rl's passes the script stays replayable by any transform
+// interpreter, and leaves the tags.
 // NOREWRITE-NOT: apply_registered_pass
 // NOREWRITE: transform.split_handle %{{.+}} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 // An explicit schedule names the ops of the input as given: no rewrite.
@@ -29,6 +31,10 @@
 // SCRIPT: transform.apply_registered_pass "mlir-rl-unroll-windows" with options = {"nhwc-depthwise" = false}
 // SCRIPT: transform.apply_registered_pass "mlir-rl-untie-inits"
 // SCRIPT: transform.structured.match interface{LinalgOp}
+// The script ends by removing the tags, as the pass does (diff above).
+// SCRIPT: // Remove the tags, as the pass does.
+// SCRIPT: transform.apply_registered_pass "mlir-rl-strip-op-ids"
+// SCRIPT-NEXT: transform.yield
 
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw

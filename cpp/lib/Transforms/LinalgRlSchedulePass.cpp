@@ -31,6 +31,7 @@
 
 namespace mlir::rl {
 #define GEN_PASS_DEF_LINALGRLSCHEDULE
+#define GEN_PASS_DEF_STRIPOPIDS
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
 
@@ -38,6 +39,12 @@ using namespace mlir;
 using namespace mlir::rl;
 
 namespace {
+
+struct StripOpIdsPass : public mlir::rl::impl::StripOpIdsBase<StripOpIdsPass> {
+  void runOnOperation() override {
+    getOperation()->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+  }
+};
 
 /// Prints one op's observation and masks as sparse index:value lists.
 void printFeatures(llvm::raw_ostream &os, Scheduler &scheduler, int64_t id) {

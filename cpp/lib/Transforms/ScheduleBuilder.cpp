@@ -276,6 +276,21 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
     Operation *first = last ? last->getNextNode() : &body->front();
     markNext(first, std::to_string(a.opId) + ": " + a.action.str());
   }
+  // The tags go, as the pass removes them. No transform op removes an
+  // attribute and mlir-rl's pass needs the plugin: only a script that
+  // already runs mlir-rl's passes (a prelude) does it; one without stays
+  // replayable by any transform interpreter (stock mlir-opt, iree-opt) and
+  // leaves the `mlir_rl.op_id` attributes.
+  if (numOps > 0 && !prelude.empty()) {
+    auto funcs = tr::MatchOp::create(
+        b, loc, anyOp(ctx), root, b.getStrArrayAttr({"func.func"}),
+        tr::MatchInterfaceEnumAttr(), DictionaryAttr(), TypeAttr(),
+        ArrayAttr());
+    markNext(funcs, "Remove the tags, as the pass does.");
+    tr::ApplyRegisteredPassOp::create(b, loc, anyOp(ctx), funcs.getResult(),
+                                      "mlir-rl-strip-op-ids",
+                                      b.getDictionaryAttr({}), ValueRange());
+  }
   tr::YieldOp::create(b, loc);
 
   // Print the sequence op by op, with the comment lines.

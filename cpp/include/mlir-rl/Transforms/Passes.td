@@ -163,6 +163,20 @@ def StripTransformIR : Pass<"mlir-rl-strip-transform-ir", "ModuleOp"> {
   }];
 }
 
+def StripOpIds : Pass<"mlir-rl-strip-op-ids"> {
+  let summary = "Remove the mlir_rl.op_id tags that number linalg ops";
+  let description = [{
+    `linalg-rl-schedule` numbers the linalg ops it schedules with
+    `mlir_rl.op_id` attributes and removes them when it is done. A
+    `dump-schedule` script tags the ops the same way to match them, and no
+    transform op removes an attribute: a script that runs mlir-rl's passes
+    anyway (its prelude: rewrite-windows, pad-to-tiles, pack-rhs) ends by
+    applying this one, so that its replay gives the pass's IR exactly. A
+    script without a prelude stays free of mlir-rl's passes (any transform
+    interpreter replays it) and leaves the tags.
+  }];
+}
+
 def LowerPackUnpack : Pass<"mlir-rl-lower-pack-unpack"> {
   let summary = "Lower linalg.pack and linalg.unpack before bufferization";
   let description = [{
