@@ -147,3 +147,23 @@ func.func @mixed(%x: tensor<1x4x6x6xf16>, %w: tensor<8x4x3x3xf16>, %o: tensor<1x
   %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x4x6x6xf16>, tensor<8x4x3x3xf16>) outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
 }
+
+// NHWC 28x28 pixels are padded as one dimension, at its end: 784 -> 800 (a
+// multiple of 32, 2 % more work), where 28x32 would be 896 (14 %). Each tap
+// copy writes the first 784 rows of the zero-filled [800, KH, KW, C] tensor
+// seen as [28, 28, ...]; the output is the first 784 rows of the matmul's.
+// PAD-LABEL: func.func @nhwc_28
+// PAD:         %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<800x3x3x8xf32>)
+// PAD:         %[[R:.+]] = tensor.extract_slice %[[F]][0, 0, 0, 0] [784, 1, 1, 8] [1, 1, 1, 1]
+// PAD:         tensor.expand_shape %[[R]] {{\[}}[0, 1], [2], [3], [4]] output_shape [28, 28, 1, 1, 8]
+// PAD:         tensor.insert_slice %{{.+}} into %[[F]][0, 0, 0, 0] [784, 1, 1, 8] [1, 1, 1, 1]
+// PAD:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2, 3]] : tensor<800x3x3x8xf32> into tensor<800x72xf32>
+// PAD:         %[[M:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<800x16xf32>)
+// PAD:         %[[S:.+]] = tensor.extract_slice %[[M]][0, 0] [784, 16] [1, 1]
+// PAD:         tensor.expand_shape %[[S]] {{\[}}[0, 1, 2], [3]] output_shape [1, 28, 28, 16] : tensor<784x16xf32> into tensor<1x28x28x16xf32>
+// PAD64-LABEL: func.func @nhwc_28
+// PAD64:         linalg.generic {{.*}} outs(%{{.+}} : tensor<832x16xf32>)
+func.func @nhwc_28(%x: tensor<1x30x30x8xf32>, %w: tensor<3x3x8x16xf32>, %o: tensor<1x28x28x16xf32>) -> tensor<1x28x28x16xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<1x30x30x8xf32>, tensor<3x3x8x16xf32>) outs(%o : tensor<1x28x28x16xf32>) -> tensor<1x28x28x16xf32>
+  return %r : tensor<1x28x28x16xf32>
+}

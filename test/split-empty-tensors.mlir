@@ -136,3 +136,38 @@ func.func @read_after_insert(%a: tensor<8x16xf32>) -> (tensor<10x18xf32>, tensor
   }
   return %i, %y : tensor<10x18xf32>, tensor<8x16xf32>
 }
+
+// A slice of a zero tensor seen through a reshape (an im2col tensor's flat
+// pixel rows as [OH, OW]), written by one copy per convolution of one shape
+// (CSE merged their zero tensors, slices and views): each insertion gets
+// its own zero tensor, with the slice and the view it was computed in.
+// Shared, the second copy would write the first's buffer and bufferize out
+// of place (ResNet-18: 8 whole-tensor copies).
+// SPLIT-LABEL: func.func @shared_view_of_rows
+// SPLIT-COUNT-2: linalg.fill
+// SPLIT:         %[[S0:.+]] = tensor.extract_slice %[[F0:.+]][0, 0] [12, 4]
+// SPLIT:         %[[V0:.+]] = tensor.expand_shape %[[S0]]
+// SPLIT:         %[[S1:.+]] = tensor.extract_slice %[[F1:.+]][0, 0] [12, 4]
+// SPLIT:         %[[V1:.+]] = tensor.expand_shape %[[S1]]
+// SPLIT:         linalg.copy ins(%arg0 : tensor<3x4x4xf32>) outs(%[[V1]] : tensor<3x4x4xf32>)
+// SPLIT:         tensor.insert_slice %{{.+}} into %[[F1]][0, 0] [12, 4]
+// SPLIT:         linalg.copy ins(%arg1 : tensor<3x4x4xf32>) outs(%[[V0]] : tensor<3x4x4xf32>)
+// SPLIT:         tensor.insert_slice %{{.+}} into %[[F0]][0, 0] [12, 4]
+// BUF-LABEL: func.func @shared_view_of_rows
+// BUF-NOT: memref.copy
+// BUF: return
+func.func @shared_view_of_rows(%a: tensor<3x4x4xf32>, %b: tensor<3x4x4xf32>)
+    -> (tensor<16x4xf32>, tensor<16x4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %s = tensor.extract_slice %f[0, 0] [12, 4] [1, 1] : tensor<16x4xf32> to tensor<12x4xf32>
+  %v = tensor.expand_shape %s [[0, 1], [2]] output_shape [3, 4, 4] : tensor<12x4xf32> into tensor<3x4x4xf32>
+  %c0 = linalg.copy ins(%a : tensor<3x4x4xf32>) outs(%v : tensor<3x4x4xf32>) -> tensor<3x4x4xf32>
+  %k0 = tensor.collapse_shape %c0 [[0, 1], [2]] : tensor<3x4x4xf32> into tensor<12x4xf32>
+  %r0 = tensor.insert_slice %k0 into %f[0, 0] [12, 4] [1, 1] : tensor<12x4xf32> into tensor<16x4xf32>
+  %c1 = linalg.copy ins(%b : tensor<3x4x4xf32>) outs(%v : tensor<3x4x4xf32>) -> tensor<3x4x4xf32>
+  %k1 = tensor.collapse_shape %c1 [[0, 1], [2]] : tensor<3x4x4xf32> into tensor<12x4xf32>
+  %r1 = tensor.insert_slice %k1 into %f[0, 0] [12, 4] [1, 1] : tensor<12x4xf32> into tensor<16x4xf32>
+  return %r0, %r1 : tensor<16x4xf32>, tensor<16x4xf32>
+}

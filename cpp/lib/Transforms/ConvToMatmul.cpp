@@ -183,7 +183,8 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // zeros: P of the largest one up to `maxPadMultiple` (32), K of the
   // largest from 8 down to `minReductionPadMultiple` (4), that costs at most
   // 1/3 more work, else of `padMultiple` whatever it costs (7x7 pixels
-  // become 8x8, 14x14 14x16, 28x28 28x32; a 3-channel 3x3 filter 3x3x4); the
+  // become 8x8, 14x14 14x16, 28x28 28x32, or NHWC 784 rows 800, below; a
+  // 3-channel 3x3 filter 3x3x4); the
   // extra outputs are computed and dropped. Up to 64, 14x14 became 16x16:
   // 30 % more work, 15 % slower in a 256-channel conv (docs/results.md,
   // session 20); 28x28 unpadded (up to 16) takes tiles of 16 rows at most,
@@ -223,7 +224,26 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
                     .second;
   auto [ohP, owP] =
       padTo(s.oh, s.ow, /*onlyB=*/false, maxPadMultiple, padMultiple);
-  bool padded = kwP != s.kw || owP != s.ow || ohP != s.oh;
+  // NHWC: the pixels P = OH*OW are the matmul's rows, contiguous in the
+  // im2col tensor and the output, so they can be padded as one dimension,
+  // at their end: 28x28 = 784 to 800 (2 % more) where padding OW gives
+  // 28x32 = 896 (14 %). Used where that is less work.
+  const int64_t pixels = s.oh * s.ow;
+  int64_t pFlat = pixels;
+  if (!nchw && padMultiple > 1 && ohP * owP != pixels) {
+    for (int64_t m = std::max(maxPadMultiple, padMultiple); m >= padMultiple;
+         m /= 2) {
+      int64_t p = llvm::divideCeil(pixels, m) * m;
+      if (rl::isPaddingCheapEnough(p, pixels)) {
+        pFlat = p;
+        break;
+      }
+    }
+  }
+  bool flat = pFlat != pixels && pFlat < ohP * owP;
+  if (flat)
+    ohP = s.oh, owP = s.ow;
+  bool padded = kwP != s.kw || owP != s.ow || ohP != s.oh || flat;
   Value zeroValue;
   auto zero = [&]() {
     if (!zeroValue)
@@ -292,13 +312,49 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     paddedShape[b + (nchw ? 2 : 3)] = kwP;
     paddedShape[b + (nchw ? 4 : 1)] = owP;
     paddedShape[b + (nchw ? 3 : 0)] = ohP;
-    Value full = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
+    // Flat: the tensor is [(N,) Ppad, KH, KWp, C]; each copy writes a
+    // slice of its first P rows, seen as [(N,) OH, OW, ...] through its own
+    // expand_shape (no view shared by the copies: after CSE merged the zero
+    // tensors of convolutions of one shape, mlir-rl-split-empty-tensors
+    // gives each copy its own tensor only through such a chain).
+    SmallVector<int64_t> fullShape(paddedShape);
+    SmallVector<ReassociationIndices> viewGroups;
+    if (flat) {
+      fullShape.erase(fullShape.begin() + b + 1);
+      fullShape[b] = pFlat;
+      viewGroups = batched ? groups({1, 2, 1, 1, 1}) : groups({2, 1, 1, 1});
+    }
+    Value full = tensor::EmptyOp::create(rewriter, loc, fullShape, elt);
     Value dest = full;
     if (padded) {
       full = linalg::FillOp::create(rewriter, loc, zero(), full).getResult(0);
-      dest = rl::sliceOfPadded(rewriter, loc, full,
-                               RankedTensorType::get(colShape, elt));
+      if (!flat)
+        dest = rl::sliceOfPadded(rewriter, loc, full,
+                                 RankedTensorType::get(colShape, elt));
     }
+    // Flat: `copy` of `in` into the rows of `into` at the 5-D (6-D batched)
+    // place `offsets`/`sizes` (kh, kw, or all of them), inserted back.
+    auto copyIntoRows = [&](Value in, Value into, ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> sizes,
+                            ArrayRef<AffineExpr> exprs) -> Value {
+      SmallVector<int64_t> off4(offsets), size4(sizes);
+      off4.erase(off4.begin() + b + 1);
+      size4.erase(size4.begin() + b + 1);
+      size4[b] = pixels;
+      auto index = [&](ArrayRef<int64_t> v) {
+        return getAsIndexOpFoldResult(ctx, v);
+      };
+      SmallVector<OpFoldResult> ones(size4.size(), rewriter.getIndexAttr(1));
+      Value rows = tensor::ExtractSliceOp::create(rewriter, loc, into,
+                                                  index(off4), index(size4), ones);
+      Value out = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(sizes, elt), rows, viewGroups);
+      Value copied = buildCopy(rewriter, loc, in, out, exprs);
+      Value back =
+          tensor::CollapseShapeOp::create(rewriter, loc, copied, viewGroups);
+      return tensor::InsertSliceOp::create(rewriter, loc, back, into,
+                                           index(off4), index(size4), ones);
+    };
     Value colFull;
     if (s.kh * s.kw <= maxTapCopies) {
       // One copy per filter tap (kh, kw): col[.., kh, kw, ..] is a strided
@@ -343,6 +399,15 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           // The copy keeps the unit (kh, kw) dimensions, so that it is not
           // an identity generic, which canonicalization would fold into
           // a memref.copy of strided views after bufferization.
+          if (flat) {
+            SmallVector<int64_t> off, size;
+            for (unsigned i = 0; i < rank; ++i) {
+              off.push_back(i == khDim ? kh : i == kwDim ? kw : 0);
+              size.push_back(i == khDim || i == kwDim ? 1 : colShape[i]);
+            }
+            cur = copyIntoRows(tap, cur, off, size, tapExprs);
+            continue;
+          }
           Value out = tensor::ExtractSliceOp::create(rewriter, loc, cur,
                                                      offsets, sizes, strides);
           cur = tensor::InsertSliceOp::create(
@@ -351,6 +416,9 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
         }
       }
       colFull = cur;
+    } else if (flat) {
+      colFull = copyIntoRows(input, full, SmallVector<int64_t>(rank, 0),
+                             colShape, xExprs);
     } else {
       colFull = buildCopy(rewriter, loc, input, dest, xExprs);
       if (padded) {
@@ -365,6 +433,8 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     if (batched)
       re = groups(nchw ? SmallVector<int64_t>{1, 3, 2}
                        : SmallVector<int64_t>{1, 2, 3});
+    if (flat)
+      re = batched ? groups({1, 1, 3}) : groups({1, 3});
     col = tensor::CollapseShapeOp::create(rewriter, loc, colFull, re);
   }
 
@@ -378,11 +448,13 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
 
   SmallVector<ReassociationIndices> outRe =
       nchw ? batch({1, 2}) : batch({2, 1});
-  // The output with its OW padded.
+  // The output with its OW padded (flat: its P).
   unsigned owDim = nchw ? 3 : 2;
   Value initP = padHigh(init, {{owDim - 1, ohP}, {owDim, owP}});
   auto paddedOutType = cast<RankedTensorType>(initP.getType());
   Value init2 = tensor::CollapseShapeOp::create(rewriter, loc, initP, outRe);
+  if (flat)
+    init2 = padHigh(init2, {{b, pFlat}});
 
   // Loops ((n,) m, q, k): NCHW out[m=f, q=p] = w2[f, k] * col[k, p];
   // NHWC out[m=p, q=f] = col[p, k] * w2[k, f] (or w2[f, k] for fhwc).
@@ -412,10 +484,22 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
       [](OpBuilder &ob, Location l, ValueRange args) {
         buildMulAdd(ob, l, args);
       });
-  Value result = tensor::ExpandShapeOp::create(
-      rewriter, loc, paddedOutType, matmul.getResult(0), outRe);
-  if (padded)
-    result = rl::sliceOfPadded(rewriter, loc, result, outType);
+  Value result;
+  if (flat) {
+    SmallVector<int64_t> rows(
+        cast<RankedTensorType>(init2.getType()).getShape());
+    rows[b] = pixels;
+    result = tensor::ExpandShapeOp::create(
+        rewriter, loc, outType,
+        rl::sliceOfPadded(rewriter, loc, matmul.getResult(0),
+                          RankedTensorType::get(rows, elt)),
+        outRe);
+  } else {
+    result = tensor::ExpandShapeOp::create(rewriter, loc, paddedOutType,
+                                           matmul.getResult(0), outRe);
+    if (padded)
+      result = rl::sliceOfPadded(rewriter, loc, result, outType);
+  }
   rewriter.replaceOp(op, result);
   return matmul.getOperation();
 }

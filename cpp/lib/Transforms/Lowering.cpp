@@ -192,12 +192,22 @@ struct SplitEmptyTensorsPass
         use->set(clone);
         if (pairedSlice) {
           OpBuilder::InsertionGuard guard(b);
-          auto slice = cast<tensor::ExtractSliceOp>(
-              pairedSlice->get().getDefiningOp());
+          // The slice, and the reshapes between it and the operand (which
+          // other copies' operands may share, merged by CSE).
+          SmallVector<Operation *> chain;
+          Operation *def = pairedSlice->get().getDefiningOp();
+          while (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+            chain.push_back(def);
+            def = def->getOperand(0).getDefiningOp();
+          }
+          chain.push_back(cast<tensor::ExtractSliceOp>(def));
           b.setInsertionPoint(pairedSlice->getOwner());
           IRMapping map;
           map.map(v, clone);
-          pairedSlice->set(b.clone(*slice, map)->getResult(0));
+          Value moved;
+          for (Operation *op : llvm::reverse(chain))
+            moved = b.clone(*op, map)->getResult(0);
+          pairedSlice->set(moved);
         }
       }
     }
@@ -225,7 +235,12 @@ struct SplitEmptyTensorsPass
       }
       if (auto forall = dyn_cast<scf::ForallOp>(def))
         operand = &forall.getOutputsMutable()[result.getResultNumber()];
-      else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+      else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+        // A view of the slice (an im2col tensor's flat pixel rows as
+        // [OH, OW]): the caller moves it with the slice.
+        cur = def->getOperand(0);
+        continue;
+      } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
         operand = dps.getTiedOpOperand(result);
       else
         return nullptr;
