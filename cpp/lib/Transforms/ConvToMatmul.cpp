@@ -385,14 +385,11 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           }
           Value tap = tensor::ExtractSliceOp::create(
               rewriter, loc, input, inOffsets, inSizes, inStrides);
-          SmallVector<OpFoldResult> offsets, sizes,
-              strides(rank, rewriter.getIndexAttr(1));
+          SmallVector<int64_t> off, size;
           SmallVector<AffineExpr> tapExprs;
           for (unsigned i = 0; i < rank; ++i) {
-            offsets.push_back(rewriter.getIndexAttr(
-                i == khDim ? kh : i == kwDim ? kw : 0));
-            sizes.push_back(rewriter.getIndexAttr(
-                i == khDim || i == kwDim ? 1 : colShape[i]));
+            off.push_back(i == khDim ? kh : i == kwDim ? kw : 0);
+            size.push_back(i == khDim || i == kwDim ? 1 : colShape[i]);
             if (i != khDim && i != kwDim)
               tapExprs.push_back(d(i));
           }
@@ -400,14 +397,12 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           // an identity generic, which canonicalization would fold into
           // a memref.copy of strided views after bufferization.
           if (flat) {
-            SmallVector<int64_t> off, size;
-            for (unsigned i = 0; i < rank; ++i) {
-              off.push_back(i == khDim ? kh : i == kwDim ? kw : 0);
-              size.push_back(i == khDim || i == kwDim ? 1 : colShape[i]);
-            }
             cur = copyIntoRows(tap, cur, off, size, tapExprs);
             continue;
           }
+          SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(ctx, off),
+                                    sizes = getAsIndexOpFoldResult(ctx, size),
+                                    strides(rank, rewriter.getIndexAttr(1));
           Value out = tensor::ExtractSliceOp::create(rewriter, loc, cur,
                                                      offsets, sizes, strides);
           cur = tensor::InsertSliceOp::create(

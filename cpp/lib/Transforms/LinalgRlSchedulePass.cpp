@@ -42,7 +42,7 @@ namespace {
 
 struct StripOpIdsPass : public mlir::rl::impl::StripOpIdsBase<StripOpIdsPass> {
   void runOnOperation() override {
-    getOperation()->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+    removeOpIdTags(getOperation());
   }
 };
 

@@ -205,11 +205,15 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   auto markNext = [&](Operation *before, std::string text) {
     comments.emplace_back(before, std::move(text));
   };
+  // The functions, which mlir-rl's passes run on.
+  auto matchFuncs = [&]() {
+    return tr::MatchOp::create(b, loc, anyOp(ctx), root,
+                               b.getStrArrayAttr({"func.func"}),
+                               tr::MatchInterfaceEnumAttr(), DictionaryAttr(),
+                               TypeAttr(), ArrayAttr());
+  };
   if (!prelude.empty()) {
-    auto funcs = tr::MatchOp::create(
-        b, loc, anyOp(ctx), root, b.getStrArrayAttr({"func.func"}),
-        tr::MatchInterfaceEnumAttr(), DictionaryAttr(), TypeAttr(),
-        ArrayAttr());
+    auto funcs = matchFuncs();
     markNext(funcs, "The passes the pass ran first (its front end: rewrite-windows, pad-to-tiles).");
     Value handle = funcs.getResult();
     for (const PassStep &step : prelude) {
@@ -282,10 +286,7 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   // replayable by any transform interpreter (stock mlir-opt, iree-opt) and
   // leaves the `mlir_rl.op_id` attributes.
   if (numOps > 0 && !prelude.empty()) {
-    auto funcs = tr::MatchOp::create(
-        b, loc, anyOp(ctx), root, b.getStrArrayAttr({"func.func"}),
-        tr::MatchInterfaceEnumAttr(), DictionaryAttr(), TypeAttr(),
-        ArrayAttr());
+    auto funcs = matchFuncs();
     markNext(funcs, "Remove the tags, as the pass does.");
     tr::ApplyRegisteredPassOp::create(b, loc, anyOp(ctx), funcs.getResult(),
                                       "mlir-rl-strip-op-ids",
@@ -311,6 +312,10 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   }
   os << "  }\n}\n";
   return out;
+}
+
+void removeOpIdTags(Operation *root) {
+  root->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
 }
 
 void eraseDeadOps(Operation *root) {

@@ -639,7 +639,7 @@ std::string Scheduler::getTransformScript() const {
 }
 
 void Scheduler::removeTags() {
-  module.walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+  removeOpIdTags(module);
   opByIdValid = false;
 }
 

@@ -39,6 +39,9 @@ namespace mlir::rl {
 /// Name of the discardable attribute that identifies ops across transforms.
 constexpr const char kOpIdAttrName[] = "mlir_rl.op_id";
 
+/// Removes the `kOpIdAttrName` tags from `root` and the ops nested in it.
+void removeOpIdTags(Operation *root);
+
 /// One action as applied: what the transform IR needs to know.
 struct AppliedAction {
   int64_t opId = 0;
