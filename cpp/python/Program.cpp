@@ -114,15 +114,17 @@ struct Program::Impl {
   /// before the first action, windowed ops into the forms the policy
   /// schedules, odd extents padded (op ids renumbered).
   bool applyFrontEnd(bool rewriteWindows, bool padToTiles,
-                     std::string &error) {
+                     std::string &error, bool flattenElementwise = false) {
     bool needed = (rewriteWindows && hasPolicyWindowOps(*module)) ||
-                  (padToTiles && hasOpsToPad(*module));
+                  (padToTiles && hasOpsToPad(*module)) ||
+                  (flattenElementwise && hasOpsToFlatten(*module));
     if (scheduler->hasApplied() || !needed)
       return true;
     scheduler->removeTags();
     PolicyFrontEndOptions options;
     options.rewriteWindows = rewriteWindows;
     options.padToTiles = padToTiles;
+    options.flattenElementwise = flattenElementwise;
     std::vector<PassStep> ran;
     bool ok = succeeded(applyPolicyFrontEnd(*module, options, ran, error));
     scheduler = std::make_unique<Scheduler>(*module,
@@ -375,7 +377,9 @@ bool Program::scheduleWithPolicy(const std::string &model,
   OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
   if (!policy)
     return false;
-  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error))
+  // Flattened elementwise ops are scheduled by the copies' rule.
+  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error,
+                           /*flattenElementwise=*/copiesByRule))
     return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {

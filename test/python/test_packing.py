@@ -448,3 +448,37 @@ def test_accumulator_fill_of_a_reshaped_empty_goes_into_the_tiles(monkeypatch):
     assert "linalg.fill" not in result.ir, result.ir
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err
+
+
+@pytest.mark.parametrize("text", [
+    kernels.add([1, 512, 14, 14]),
+    kernels.relu([1, 256, 28, 28]),
+    kernels.add([1, 64, 14, 14]),       # 12544 elements: left alone
+])
+def test_elementwise_ops_are_flattened_into_whole_register_rows(text, monkeypatch):
+    """An elementwise op whose rows are not whole vector registers (14, 28)
+    is computed as [T / W, W] (mlir-rl-flatten-elementwise, in the front end
+    with copies-by-rule) and scheduled by the copies' rule; outputs equal,
+    in-process scheduling as the pass's; copies-by-rule=false keeps the op
+    and the policy's decision. An op under 16384 elements stays."""
+    _pass_with_this_process_registers(monkeypatch)
+    lanes = mlir_rl.legality()["vector_register_bits"] // 32
+    result = run_pass(text, name="ew")
+    big = "1x64x14x14" not in text
+    if not big:
+        assert "flatten" not in result.stderr and "collapse_shape" not in result.ir
+        return
+    assert "1 copies and fills scheduled by rule" in result.stderr, result.stderr
+    assert "collapse_shape" in result.ir
+    width = re.search(r"tensor<(\d+)x(\d+)xf32>", result.ir)
+    assert width and int(width.group(2)) == 4 * lanes, result.ir
+    rule = _copy_schedule(result.schedule, 0)
+    assert rule.startswith("TP(") and rule.endswith(" V"), result.schedule
+    ok, err = _outputs_equal(text, result.ir)
+    assert ok, err
+    m = Module.parse(text, "ew")
+    info = m.schedule_with_policy()
+    assert info["copies_by_rule"] == 1, info
+    assert m.schedule == result.schedule
+    decided = run_pass(text, name="ew", extra=["copies-by-rule=false"])
+    assert "collapse_shape" not in decided.ir and "by rule" not in decided.stderr

@@ -81,7 +81,8 @@ struct LinalgRlSchedulePass
     linalg::registerTransformDialectExtension(registry);
     for (ArrayRef<PassStep> steps :
          {ArrayRef<PassStep>(getPolicyWindowSteps()),
-          ArrayRef<PassStep>(getPadToTilesSteps())}) {
+          ArrayRef<PassStep>(getPadToTilesSteps()),
+          ArrayRef<PassStep>(getFlattenElementwiseSteps())}) {
       OpPassManager pm(ModuleOp::getOperationName());
       if (succeeded(buildPolicyStepsPipeline(pm, steps)))
         pm.getDependentDialects(registry);
@@ -117,6 +118,9 @@ struct LinalgRlSchedulePass
       PolicyFrontEndOptions options;
       options.rewriteWindows = rewriteWindows;
       options.padToTiles = padToTiles;
+      // Flattened ops are scheduled by the copies' rule.
+      options.flattenElementwise = copiesByRule && search == 0 &&
+                                   tuningDb.empty();
       std::string frontEndError;
       if (failed(applyPolicyFrontEnd(
               module, options,

@@ -983,6 +983,12 @@ const std::vector<PassStep> &getPadToTilesSteps() {
   return steps;
 }
 
+const std::vector<PassStep> &getFlattenElementwiseSteps() {
+  static const std::vector<PassStep> steps = {
+      {"mlir-rl-flatten-elementwise", {}}};
+  return steps;
+}
+
 LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
                                        ArrayRef<PassStep> steps) {
   std::string text = "builtin.module(func.func(";
@@ -1025,6 +1031,10 @@ applyPolicyFrontEnd(ModuleOp module, const PolicyFrontEndOptions &options,
   if (options.padToTiles && hasOpsToPad(module) &&
       failed(runSteps(getPadToTilesSteps(),
                       "padding odd extents to full tiles (pad-to-tiles)")))
+    return failure();
+  if (options.flattenElementwise && hasOpsToFlatten(module) &&
+      failed(runSteps(getFlattenElementwiseSteps(),
+                      "flattening elementwise ops (copies-by-rule)")))
     return failure();
   return success();
 }

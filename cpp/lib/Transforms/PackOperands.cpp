@@ -587,8 +587,17 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   bool fill = isa<linalg::FillOp>(op.getOperation());
+  // An elementwise generic over contiguous data: every operand through the
+  // identity map (mlir-rl-flatten-elementwise's ops among them).
+  bool elementwise =
+      generic && !op.hasIndexSemantics() && op.getNumDpsInputs() >= 1 &&
+      llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+        return isa<RankedTensorType>(operand.get().getType()) &&
+               op.getMatchingIndexingMap(&operand).isIdentity();
+      });
   if ((!generic && !fill) || !op.hasPureTensorSemantics() ||
-      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      (op.getNumDpsInputs() != 1 && !elementwise) ||
+      op.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 ||
       op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2)
     return std::nullopt;
@@ -597,7 +606,7 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   if (lanes < 1 || element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
   int64_t n = op.getNumLoops();
-  if (generic) {
+  if (generic && !elementwise) {
     Block &body = generic.getRegion().front();
     auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
     if (body.getOperations().size() != 1 || !yield ||

@@ -57,6 +57,7 @@ const std::vector<PassStep> &getPolicyWindowSteps();
 bool hasPolicyWindowOps(ModuleOp module);
 /// The pass that pads odd extents to full tiles (pad-to-tiles).
 const std::vector<PassStep> &getPadToTilesSteps();
+const std::vector<PassStep> &getFlattenElementwiseSteps();
 /// Adds `steps` to `pm` (anchored on builtin.module).
 LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
                                        ArrayRef<PassStep> steps);
@@ -65,6 +66,9 @@ LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
 struct PolicyFrontEndOptions {
   bool rewriteWindows = true;
   bool padToTiles = true;
+  /// mlir-rl-flatten-elementwise, last (for the copies' rule: off where the
+  /// policy decides every op).
+  bool flattenElementwise = false;
 };
 /// Runs the policy's front end on `module`: the window steps where it has
 /// windowed ops, then the padding where it has ops to pad. `run` runs a

@@ -163,7 +163,10 @@ PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels = false);
 /// schedule (its rows need not be whole vectors): the policy left the
 /// fills of padded inputs serial with 2-wide vectors (T(1,1,1,2) V on
 /// 1x144x58x58), which LLVM made a serial memset; by rule MobileNetV2 ran
-/// 7 % faster, VGG-11 10 % (docs/results.md, session 22). None when `op`
+/// 7 % faster, VGG-11 10 % (docs/results.md, session 22). So does an
+/// elementwise generic whose operands all go through the identity map
+/// (mlir-rl-flatten-elementwise gives such ops whole-register rows: a
+/// 1x512x14x14 add ran 1.5x faster, docs/results.md, session 26). None when `op`
 /// is neither or no tiling fits `legality` and `layout`'s candidates.
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,

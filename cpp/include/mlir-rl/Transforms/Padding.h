@@ -47,6 +47,19 @@ std::optional<SmallVector<int64_t>> getTilePadding(linalg::LinalgOp op);
 /// Whether `module` has an op that getTilePadding pads.
 bool hasOpsToPad(ModuleOp module);
 
+/// The shape [rows, width] mlir-rl-flatten-elementwise computes `op` in, or
+/// nothing when it leaves `op` alone: an elementwise op (at least two
+/// loops, all parallel; every operand a static tensor through the identity
+/// map; one result; no linalg.index) whose innermost extent is not a
+/// multiple of the host's vector register (the default legality config),
+/// with width the largest of 4, 2 or 1 registers that divides its element
+/// count (rows at least 2), and at least 16,384 elements.
+std::optional<std::pair<int64_t, int64_t>>
+getElementwiseFlattening(linalg::LinalgOp op);
+
+/// Whether `module` has an op that getElementwiseFlattening flattens.
+bool hasOpsToFlatten(ModuleOp module);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_TRANSFORMS_PADDING_H
