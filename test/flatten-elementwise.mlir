@@ -56,13 +56,14 @@ func.func @relu_into(%x: tensor<1x256x28x28xf32>, %o: tensor<1x256x28x28xf32>) -
 }
 
 // Left alone: rows already whole registers (1x64x112x112), a broadcast
-// operand, a reduction, fewer than 16384 elements.
+// operand, a reduction, fewer than 16384 elements, a strided view's input
+// (a rewritten pooling's: collapsing it would copy it).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     tensor.collapse_shape
 // CHECK-NOT:     tensor.expand_shape
 // CHECK:         return
 func.func @left_alone(%x: tensor<1x64x112x112xf32>, %b: tensor<64xf32>, %s: tensor<1x64x14x14xf32>, %t: tensor<1x8x14x14xf32>)
-    -> (tensor<1x64x112x112xf32>, tensor<1x64x14x14xf32>, tensor<1x64x14xf32>, tensor<1x8x14x14xf32>) {
+    -> (tensor<1x64x112x112xf32>, tensor<1x64x14x14xf32>, tensor<1x64x14xf32>, tensor<1x8x14x14xf32>, tensor<1x64x56x56xf32>) {
   %e = tensor.empty() : tensor<1x64x112x112xf32>
   %r = linalg.add ins(%x, %x : tensor<1x64x112x112xf32>, tensor<1x64x112x112xf32>) outs(%e : tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
   %e2 = tensor.empty() : tensor<1x64x14x14xf32>
@@ -79,5 +80,8 @@ func.func @left_alone(%x: tensor<1x64x112x112xf32>, %b: tensor<64xf32>, %s: tens
   } -> tensor<1x64x14xf32>
   %e4 = tensor.empty() : tensor<1x8x14x14xf32>
   %small = linalg.add ins(%t, %t : tensor<1x8x14x14xf32>, tensor<1x8x14x14xf32>) outs(%e4 : tensor<1x8x14x14xf32>) -> tensor<1x8x14x14xf32>
-  return %r, %bias, %sum, %small : tensor<1x64x112x112xf32>, tensor<1x64x14x14xf32>, tensor<1x64x14xf32>, tensor<1x8x14x14xf32>
+  %v = tensor.extract_slice %x[0, 0, 0, 0] [1, 64, 56, 56] [1, 1, 2, 2] : tensor<1x64x112x112xf32> to tensor<1x64x56x56xf32>
+  %e5 = tensor.empty() : tensor<1x64x56x56xf32>
+  %strided = linalg.add ins(%v, %v : tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) outs(%e5 : tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+  return %r, %bias, %sum, %small, %strided : tensor<1x64x112x112xf32>, tensor<1x64x14x14xf32>, tensor<1x64x14xf32>, tensor<1x8x14x14xf32>, tensor<1x64x56x56xf32>
 }

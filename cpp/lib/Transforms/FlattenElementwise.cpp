@@ -26,17 +26,36 @@ using namespace mlir;
 /// Elements below which an op is left alone.
 static constexpr int64_t kMinElements = 1 << 14;
 
-std::optional<std::pair<int64_t, int64_t>>
-mlir::rl::getElementwiseFlattening(linalg::LinalgOp op) {
+bool mlir::rl::isElementwiseOverWholeTensors(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
       op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumDpsInputs() < 1 || op.hasIndexSemantics() ||
-      op.getNumLoops() < 2 || op.getNumParallelLoops() != op.getNumLoops())
-    return std::nullopt;
-  for (OpOperand &operand : op->getOpOperands())
+      op.getNumLoops() < 1 || op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<RankedTensorType>(operand.get().getType()) ||
         !op.getMatchingIndexingMap(&operand).isIdentity())
-      return std::nullopt;
+      return false;
+    // A slice (the strided views of a rewritten pooling): its rows are
+    // not contiguous, and collapsing it would copy it.
+    if (!op.isDpsInit(&operand)) {
+      Value v = operand.get();
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+          break;
+        v = def->getOperand(0);
+      }
+      if (v.getDefiningOp<tensor::ExtractSliceOp>())
+        return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::rl::getElementwiseFlattening(linalg::LinalgOp op) {
+  if (!isElementwiseOverWholeTensors(op) || op.getNumLoops() < 2)
+    return std::nullopt;
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   const LegalityConfig &legality = LegalityConfig::getDefault();
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||

@@ -1,5 +1,6 @@
 //===- PackOperands.cpp - Right-hand sides of matmuls packed into panels --===//
 #include "mlir-rl/Transforms/Packing.h"
+#include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -589,12 +590,7 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   bool fill = isa<linalg::FillOp>(op.getOperation());
   // An elementwise generic over contiguous data: every operand through the
   // identity map (mlir-rl-flatten-elementwise's ops among them).
-  bool elementwise =
-      generic && !op.hasIndexSemantics() && op.getNumDpsInputs() >= 1 &&
-      llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
-        return isa<RankedTensorType>(operand.get().getType()) &&
-               op.getMatchingIndexingMap(&operand).isIdentity();
-      });
+  bool elementwise = generic && isElementwiseOverWholeTensors(op);
   if ((!generic && !fill) || !op.hasPureTensorSemantics() ||
       (op.getNumDpsInputs() != 1 && !elementwise) ||
       op.getNumDpsInits() != 1 ||

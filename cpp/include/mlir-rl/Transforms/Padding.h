@@ -47,10 +47,17 @@ std::optional<SmallVector<int64_t>> getTilePadding(linalg::LinalgOp op);
 /// Whether `module` has an op that getTilePadding pads.
 bool hasOpsToPad(ModuleOp module);
 
+/// Whether `op` is elementwise over contiguous data: a linalg op with
+/// tensor semantics and static shapes, all loops
+/// parallel, every operand through the identity map, one result, no
+/// linalg.index, and no input a slice (possibly reshaped): a slice's rows
+/// need not be contiguous (a rewritten pooling's strided views).
+bool isElementwiseOverWholeTensors(linalg::LinalgOp op);
+
 /// The shape [rows, width] mlir-rl-flatten-elementwise computes `op` in, or
-/// nothing when it leaves `op` alone: an elementwise op (at least two
-/// loops, all parallel; every operand a static tensor through the identity
-/// map; one result; no linalg.index) whose innermost extent is not a
+/// nothing when it leaves `op` alone: an op elementwise over contiguous
+/// data (isElementwiseOverWholeTensors) of at least two loops whose
+/// innermost extent is not a
 /// multiple of the host's vector register (the default legality config),
 /// with width the largest of 4, 2 or 1 registers that divides its element
 /// count (rows at least 2), and at least 16,384 elements.
