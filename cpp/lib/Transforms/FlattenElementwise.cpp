@@ -56,6 +56,18 @@ std::optional<std::pair<int64_t, int64_t>>
 mlir::rl::getElementwiseFlattening(linalg::LinalgOp op) {
   if (!isElementwiseOverWholeTensors(op) || op.getNumLoops() < 2)
     return std::nullopt;
+  // An input from a linalg op: the policy may fuse that producer into the
+  // op's tiles (TF; in ResNet-18 a max pooling into the copy after it),
+  // which the reshapes would prevent. Such ops stay.
+  for (Value v : op.getDpsInputs()) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    if (v.getDefiningOp<linalg::LinalgOp>())
+      return std::nullopt;
+  }
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   const LegalityConfig &legality = LegalityConfig::getDefault();
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
