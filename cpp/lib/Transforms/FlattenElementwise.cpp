@@ -9,11 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/Preconditions.h"
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rl {
@@ -38,16 +40,9 @@ bool mlir::rl::isElementwiseOverWholeTensors(linalg::LinalgOp op) {
       return false;
     // A slice (the strided views of a rewritten pooling): its rows are
     // not contiguous, and collapsing it would copy it.
-    if (!op.isDpsInit(&operand)) {
-      Value v = operand.get();
-      while (Operation *def = v.getDefiningOp()) {
-        if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-          break;
-        v = def->getOperand(0);
-      }
-      if (v.getDefiningOp<tensor::ExtractSliceOp>())
-        return false;
-    }
+    if (!op.isDpsInit(&operand) &&
+        rl::skipReshapes(operand.get()).getDefiningOp<tensor::ExtractSliceOp>())
+      return false;
   }
   return true;
 }
@@ -59,28 +54,18 @@ mlir::rl::getElementwiseFlattening(linalg::LinalgOp op) {
   // An input from a linalg op: the policy may fuse that producer into the
   // op's tiles (TF; in ResNet-18 a max pooling into the copy after it),
   // which the reshapes would prevent. Such ops stay.
-  for (Value v : op.getDpsInputs()) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-        break;
-      v = def->getOperand(0);
-    }
-    if (v.getDefiningOp<linalg::LinalgOp>())
+  for (Value v : op.getDpsInputs())
+    if (rl::skipReshapes(v).getDefiningOp<linalg::LinalgOp>())
       return std::nullopt;
-  }
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   const LegalityConfig &legality = LegalityConfig::getDefault();
-  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
-      legality.vectorRegisterBits <= 0 ||
-      legality.vectorRegisterBits % element.getIntOrFloatBitWidth() != 0)
+  int64_t lanes = rl::getVectorLanes(element, legality);
+  if (lanes < 1 || element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
-  int64_t lanes = legality.vectorRegisterBits / element.getIntOrFloatBitWidth();
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   if (extents.back() % lanes == 0)
     return std::nullopt;
-  int64_t total = 1;
-  for (int64_t e : extents)
-    total *= e;
+  int64_t total = computeProduct(extents);
   // Small ops gain nothing measurable (a call's fixed cost dominates).
   if (total < kMinElements)
     return std::nullopt;

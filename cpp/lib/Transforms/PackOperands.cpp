@@ -90,7 +90,7 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
 
 /// Elements of `elementType` in one vector register of `legality`'s
 /// register file; 0 when it is unknown or does not hold whole elements.
-static int64_t getVectorLanes(Type elementType, const LegalityConfig &legality) {
+int64_t getVectorLanes(Type elementType, const LegalityConfig &legality) {
   if (!elementType.isIntOrFloat() || legality.vectorRegisterBits <= 0)
     return 0;
   int64_t bits = elementType.getIntOrFloatBitWidth();
@@ -158,8 +158,6 @@ std::optional<std::vector<int64_t>> getRegisterTileExtents(linalg::LinalgOp op) 
   return std::nullopt;
 }
 
-namespace {
-/// `v` below the reshapes that produce it (they keep the elements' order).
 Value skipReshapes(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
@@ -168,6 +166,8 @@ Value skipReshapes(Value v) {
   }
   return v;
 }
+
+namespace {
 
 /// The constant (dense or dense_resource elements) that `v` is, possibly
 /// through reshapes; null otherwise.

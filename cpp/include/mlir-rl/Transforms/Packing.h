@@ -148,6 +148,13 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
 /// threshold `minRowsToCopy` (0: constants only), and `fillsInPanels`.
 PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels = false);
 
+/// Elements of `elementType` in one vector register of `legality`'s
+/// register file; 0 when it is unknown or does not hold whole elements.
+int64_t getVectorLanes(Type elementType, const LegalityConfig &legality);
+
+/// `v` below the reshapes that produce it (they keep the elements' order).
+Value skipReshapes(Value v);
+
 /// A copy's schedule by rule (no decision of the policy): `op` is a
 /// static all-parallel generic that yields its one input, written through
 /// the identity map, whose innermost loop is also innermost in the input
