@@ -114,6 +114,7 @@ def _programs():
     return progs
 
 
+@pytest.mark.slow
 def test_decode_parity_over_1000_random_pairs():
     """For >= 1,000 random (program, logits) pairs the environment's
     index-based step executes exactly what the C++ decoder (decodeStep, as
@@ -155,6 +156,7 @@ def test_decode_parity_over_1000_random_pairs():
     assert pairs >= 1000, pairs
 
 
+@pytest.mark.slow
 def test_policy_loop_equals_step_by_step_decoding(varied_model):
     """The pass's scheduling loop (C++ scheduleWithPolicy) and stepping the
     environment with the decoder's choices give the same schedule."""

@@ -140,6 +140,7 @@ def test_unsupported_ops_are_listed_and_skipped():
         m.apply(0, "T(1,1,1)")
 
 
+@pytest.mark.slow
 def test_vectorization_bounds_rows_read_through_strided_views():
     """A pooling rewritten as an elementwise op over strided window views
     (the pass's front end) reads each vector row through a wide load and a

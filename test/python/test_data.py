@@ -64,6 +64,7 @@ def test_thin_family_leaves_the_split_as_it_was_and_spares_the_shapes_suite(tmp_
         assert any(torch_form) and torch_form == sorted(torch_form), part
 
 
+@pytest.mark.slow
 def test_front_end_dataset_holds_what_the_pass_schedules(tmp_path):
     """`--front-end` writes the form the pass's policy is asked about:
     training and evaluation then schedule what a user's program becomes."""
@@ -158,6 +159,7 @@ def test_neighbours_move_one_tile_size_one_step():
     assert not any("T(1,128" in n for n in got)
 
 
+@pytest.mark.slow
 def test_a_local_search_climbs_from_the_best_sample(tmp_path):
     """budget=1 then local=12: every measurement after the samples is a
     neighbour of a best-so-far schedule, and the result is at least as fast
@@ -171,6 +173,7 @@ def test_a_local_search_climbs_from_the_best_sample(tmp_path):
     assert r.best_speedup == max([flat.best_speedup] + r.speedups)
 
 
+@pytest.mark.slow
 def test_search_with_a_policy_keeps_its_schedule_within_the_margin(tmp_path):
     """`mlir-rl search --policy P --policy-margin F`: the demonstration is the
     policy's own schedule unless the search's best is F times faster; the

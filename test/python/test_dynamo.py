@@ -11,6 +11,8 @@ import pytest
 import torch
 from torch import nn
 
+pytestmark = pytest.mark.slow  # PyTorch models through torch-mlir and the JIT
+
 import mlir_rl
 from mlir_rl import _core
 from mlir_rl import dynamo as D

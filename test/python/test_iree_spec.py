@@ -91,6 +91,7 @@ def test_spec_maps_the_schedule_to_lowering_configs():
     assert "@__kernel_config" in spec.text and MARKER in spec.text
 
 
+@pytest.mark.slow
 def test_iree_compile_keeps_the_policys_tiles_and_outputs(tmp_path):
     iree_rt = pytest.importorskip("iree.runtime")
     spec = write_spec(PROGRAM)

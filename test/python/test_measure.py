@@ -61,6 +61,7 @@ def test_executor_isolates_crashes_and_hangs():
         assert m.ok
 
 
+@pytest.mark.slow
 def test_worker_ends_with_its_parent(tmp_path):
     """A worker whose parent is killed (no atexit, daemon children not
     reaped) stops instead of running its kernel on."""
@@ -76,7 +77,9 @@ def test_worker_ends_with_its_parent(tmp_path):
     r = subprocess.run([sys.executable, "-c", code])
     assert r.returncode == -signal.SIGKILL
     pid = int(pidfile.read_text())
-    for _ in range(40):
+    # A patient deadline: a busy host can be slow to schedule the worker.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -86,22 +89,54 @@ def test_worker_ends_with_its_parent(tmp_path):
     pytest.fail("the worker outlived its parent")
 
 
+class _ScriptedExecutor:
+    """Stands in for the worker: each schedule takes a fixed time per call,
+    and a call slower than ``abort_after_s`` aborts the measurement, as the
+    worker's does. The measurer's decisions then depend on no clock."""
+
+    def __init__(self, seconds: dict):
+        self.seconds = seconds
+        self.runs = []
+
+    def measure(self, text, schedule, timeout_s, reference=None, abort_after_s=0.0):
+        s = self.seconds[schedule]
+        self.runs.append(schedule)
+        if abort_after_s and s > abort_after_s:
+            return Measurement("timeout", s, s, s, detail="aborted"), None
+        return Measurement("ok", s, s, s), [0.0]
+
+    def close(self):
+        pass
+
+
 def test_search_cut_is_a_memoized_lower_bound(tmp_path):
     """A search stops a candidate slower than its cut (here 1/1000 of the
-    unscheduled time, floored at 20 ms); the memo keeps the cut as a lower
-    bound that only searches use."""
+    unscheduled time, floored at MIN_LIMIT_S); the memo keeps the cut as a
+    lower bound that only searches use."""
+    from mlir_rl.measure.measurer import MIN_LIMIT_S
     text = K.matmul(384, 384, 384)
+    slow = "1: T(1,1,1)"
     with Measurer(MeasureConfig(memo_path=str(tmp_path / "m.sqlite"))) as e:
-        base = e.baseline(text)
-        assert base.ok and base.median_s > 0.03, base  # above the floor
+        e.executor = fake = _ScriptedExecutor({"": 0.1, slow: 0.5})
+        assert e.baseline(text).median_s == 0.1
         n = len(e.memo)
-        cut = e.measure(text, "1: T(1,1,1)", cut_at=1e-3)  # scalar tiles: slow
-        assert cut.status == "cut" and cut.median_s >= 0.02, cut
+        cut = e.measure(text, slow, cut_at=1e-3)
+        assert cut.status == "cut" and cut.median_s == 0.5, cut
         assert len(e.memo) == n + 1  # memoized as a lower bound...
-        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3) == cut  # ...for searches
-        full = e.measure(text, "1: T(1,1,1)")  # not for a full verdict
-        assert full.status == "ok" and len(e.memo) == n + 1
-        assert e.measure(text, "1: T(1,1,1)", cut_at=1e-3).status == "ok"
+        runs = len(fake.runs)
+        assert e.measure(text, slow, cut_at=1e-3) == cut  # ...for searches
+        assert len(fake.runs) == runs
+        full = e.measure(text, slow)  # not for a full verdict
+        assert full.status == "ok" and full.median_s == 0.5 and len(e.memo) == n + 1
+        assert len(fake.runs) == runs + 1
+        assert e.measure(text, slow, cut_at=1e-3).status == "ok"
+        # A cut below the floor waits for the floor: 1e-3 x 0.1 s is under it.
+        fake.seconds["1: T(2,2,2)"] = MIN_LIMIT_S / 2
+        assert e.measure(text, "1: T(2,2,2)", cut_at=1e-3).status == "ok"
+    # The real worker aborts a call slower than abort_after_s.
+    with Executor(ExecConfig()) as ex:
+        m, out = ex.measure(text, "", timeout_s=120, abort_after_s=1e-6)
+        assert m.status == "timeout" and out is None, m
 
 
 def test_wrong_outputs_are_caught(tmp_path):

@@ -195,7 +195,7 @@ def test_pass_register_tiles_a_batch_matmul(registers, lanes, budget, fill, shap
     batch at a time: T(1 or 0, r, c, kr) right before V, c a multiple of the
     host's lanes, r rows of c / lanes accumulators within the budget (the
     register file less 4). The policy's own T(1,8,8,32) left half of each
-    512-bit vector empty (session 21: 1.18 ms against 0.57 with the tile)."""
+    512-bit vector empty (2026-11-27: 1.18 ms against 0.57 with the tile)."""
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", registers)
     text = kernels.batch_matmul(*shape)
     if not fill:
@@ -228,6 +228,7 @@ def test_nchw_convolution_matmul_is_register_tiled(monkeypatch):
     assert ok, err
 
 
+@pytest.mark.slow
 def test_nchw_convolution_as_pixel_rows_packs_its_filter(monkeypatch):
     """With 64 channels the front end computes it as pixel rows: a matmul of
     256 rows whose B is the filter [576, 64], packed into panels."""
@@ -263,6 +264,7 @@ def _tap_copies(text: str) -> list[int]:
             if o.kind == "generic" and len(o.loop_bounds) == 5]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("conv", [
     # NHWC 3x3 stride 1: nine im2col copies of 56x56x1x1x64.
     ((1, 58, 58, 64, 3, 3, 64), 1, "TP(4,0,0,0,0) T(1,2,0,0,0) V"),
@@ -292,6 +294,7 @@ def test_pass_schedules_im2col_copies_by_rule(conv, monkeypatch):
     assert ok, err
 
 
+@pytest.mark.slow
 def test_transposes_and_narrow_copies_keep_their_decisions(monkeypatch):
     """A copy whose innermost loop is not innermost in its input (the
     transposes around a pixel-row convolution) or has fewer elements than a
@@ -400,6 +403,7 @@ def _first_action(schedule: str, op: int) -> str:
     return _copy_schedule(schedule, op).split(" ")[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mnk", [(256, 1024, 512), (64, 256, 128), (3136, 64, 64)])
 def test_accumulator_fill_goes_into_its_consumers_tiles(mnk, monkeypatch):
     """A fill that only initialises a matmul's accumulator is fused into the

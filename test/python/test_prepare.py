@@ -138,6 +138,7 @@ def test_a_broadcast_accumulator_is_given_to_each_matmul():
     assert ok, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [31, 32])
 def test_random_programs_prepared_and_scheduled_keep_their_outputs(seed):
     """The fuzzer's programs (every op kind, chains, results used twice,
@@ -172,6 +173,7 @@ def test_the_pipeline_is_registered_for_mlir_opt(mlir_opt, plugin):
     assert mlir_rl.prepare_pipeline().startswith("builtin.module(mlir-rl-fuse-elementwise")
 
 
+@pytest.mark.slow
 def test_cli_prepare_and_bench_prepare(mlir_rl_cli, tmp_path):
     src = tmp_path / "block.mlir"
     src.write_text(BLOCK)
@@ -325,6 +327,7 @@ def _check_im2col(conv, text: str, after: str, copies_per_conv) -> None:
     _assert_same_outputs(text, after)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("conv", CONVS, ids=lambda c: "-".join(map(str, c)))
 def test_convolutions_become_im2col_and_a_matmul_with_equal_outputs(conv):
     """The default: the im2col copy as one identity generic per filter tap."""
@@ -356,6 +359,7 @@ def _pixel_rows(text: str, mlir_rl_opt: str) -> str:
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("conv", PIXEL_ROW_CONVS, ids=lambda c: "-".join(map(str, c)))
 def test_nchw_convolutions_as_pixel_rows_keep_their_outputs(conv, mlir_rl_opt):
     """nchw-pixel-rows (the default): the matmul has a row per output pixel
@@ -462,6 +466,7 @@ def _transposes_to_nhwc(text: str) -> int:
                           r"\(d0, d1, d2, d3\)>\]", text))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", ["pad", "insert"])
 def test_an_epilogue_between_pixel_row_convolutions_writes_nhwc(pad, mlir_rl_opt):
     """nhwc-between-convs (the default): the second convolution's input
@@ -490,6 +495,7 @@ def test_an_epilogue_between_pixel_row_convolutions_writes_nhwc(pad, mlir_rl_opt
     _assert_same_outputs(both, prepared(both, "nhwc-between-convs=true"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pool", ["max", "sum"])
 def test_a_pooling_between_pixel_row_convolutions_becomes_nhwc(pool, mlir_rl_opt):
     """conv -> relu -> NCHW pooling -> pad -> conv (VGG's form): the pooling
@@ -533,6 +539,7 @@ def test_a_pooling_between_pixel_row_convolutions_becomes_nhwc(pool, mlir_rl_opt
     _assert_same_outputs(text, after)
 
 
+@pytest.mark.slow
 def test_a_bias_accumulator_of_a_pixel_row_convolution_is_broadcast_into_nhwc(mlir_rl_opt):
     """An NCHW convolution whose accumulator is a bias broadcast (VGG's
     form): the broadcast writes NHWC directly, not NCHW and then a

@@ -32,6 +32,7 @@ def _programs() -> dict[str, str]:
     return picked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_programs()))
 @pytest.mark.parametrize("policy", ["shipped", "varied-sampled"])
 def test_dumped_script_replays_to_the_same_ir(name, policy, mlir_opt, plugin, varied_model,

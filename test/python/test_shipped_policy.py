@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 import mlir_rl
 
 FIXTURE = Path(__file__).parent / "data" / "shipped_schedules.json"
@@ -28,6 +30,7 @@ def _schedules() -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_shipped_policy_chooses_the_recorded_schedules():
     recorded = json.loads(FIXTURE.read_text())["schedules"]
     now = _schedules()

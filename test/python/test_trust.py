@@ -79,6 +79,7 @@ def test_tiled_fusion_that_splits_no_loop_is_illegal():
         assert _matches(m, ref), schedule
 
 
+@pytest.mark.slow
 def test_sampled_shipped_policy_keeps_outputs_on_returned_producers():
     """The shipped policy, sampled, reached the same bug on a bias-add whose
     result is returned and broadcast (seeds 156698 and 700222 among them)."""
@@ -258,6 +259,7 @@ def test_math_without_an_llvm_lowering_runs_vectorized_or_not(schedule):
     np.testing.assert_allclose(t.outputs[1], want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_the_pool_depthwise_chain_survives_sampled_policies(plugin, mlir_opt):
     """A SIGSEGV in getLoopBounds <- computeOpFeatures midway through a
     sampled schedule (seed 43578) of this chain, with the old Scheduler's
@@ -282,6 +284,7 @@ def test_the_pool_depthwise_chain_survives_sampled_policies(plugin, mlir_opt):
 
 # -- The fuzzer ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_generated_programs_are_valid_and_cover_the_space():
     kinds, dtypes, zero, multi, twice = set(), set(), 0, 0, 0
     for i in range(250):
@@ -307,6 +310,7 @@ def test_programs_are_reproducible_and_round_trip_as_json():
     assert FuzzProgram.from_json(json.loads(json.dumps(p.to_json()))).text() == p.text()
 
 
+@pytest.mark.slow
 def test_removing_a_node_renumbers_the_op_ids():
     for i in range(60):
         p = program_for(5, i)
@@ -323,6 +327,7 @@ def test_removing_a_node_renumbers_the_op_ids():
                 assert names_before[old] == names_after[new]
 
 
+@pytest.mark.slow
 def test_random_schedules_are_mask_legal_and_correct():
     """The fuzzer's worker: random mask-legal schedules never hit an
     illegal action, and their outputs match."""
@@ -417,6 +422,7 @@ def test_a_prepared_failure_shrinks_by_nodes(tmp_path):
     assert mlir_rl.Module.parse(text)
 
 
+@pytest.mark.slow
 def test_fuzz_command_writes_a_report(mlir_rl_cli, tmp_path):
     r = subprocess.run([mlir_rl_cli, "fuzz", "--programs", "3", "--seed", "2", "--jobs", "1",
                         "--random-schedules", "2", "--sampled-schedules", "1",

@@ -62,12 +62,13 @@ def tuned(tmp_path_factory):
     return db, first, second
 
 
+@pytest.mark.slow
 def test_database_round_trip_measures_nothing_and_gives_the_same_ir(tuned):
     db, first, second = tuned
     # At least the two epilogue/reduction consumers; a producer that its
     # consumer's winner fused into its tiles is not tuned (its candidates,
     # measured alone, would not apply there, and would be measured again
-    # on every compile: this test failed so in session 19's CI run).
+    # on every compile: this test failed so in CI on 2026-11-27).
     assert first.searched >= 2, first.lines
     fused = [line for line in first.lines if "fused into its consumer's tiles" in line]
     assert all("scheduled by the policy" in line for line in fused), fused
@@ -106,6 +107,7 @@ def test_tuned_program_computes_what_the_unscheduled_one_does(tuned):
     assert ok, err
 
 
+@pytest.mark.slow
 def test_a_crashing_candidate_costs_that_candidate_only(monkeypatch, tmp_path):
     # The test hook makes the helper crash on candidate 0 (the policy's own
     # schedule) of every op: the pass goes on with a new helper.
@@ -121,6 +123,7 @@ def test_a_crashing_candidate_costs_that_candidate_only(monkeypatch, tmp_path):
     assert "crashed" in statuses and "ok" in statuses
 
 
+@pytest.mark.slow
 def test_a_hanging_candidate_is_stopped_after_the_candidate_timeout(monkeypatch, tmp_path):
     # The hook makes candidate 0 of every op sleep for an hour; the helper
     # is stopped one second after its last report (not after the process's
@@ -141,6 +144,7 @@ def test_a_hanging_candidate_is_stopped_after_the_candidate_timeout(monkeypatch,
     assert details == {"mlir-rl-measure spent over 1 s on one candidate"}, details
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash, stays", [("1", "greedy"), ("0", "tuned")])
 def test_the_module_check_keeps_the_schedule_that_works_as_a_whole(
         monkeypatch, tmp_path, crash, stays):
