@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Program.h"
+#include "llvm/Config/llvm-config.h"
 #include "mlir-rl/Tuning/Measure.h"
 #include "mlir-rl/Tuning/TuningDb.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -436,6 +438,21 @@ NB_MODULE(_core, m) {
         "Where the pass looks for the policy when model= is not given.");
   m.def("default_ort_library", &getDefaultOrtLibrary,
         "The ONNX Runtime library the pass loads when ort-lib= is not given.");
+  m.def(
+      "policy_info",
+      [](const std::string &model, const std::string &ortLib) {
+        std::string error;
+        std::map<std::string, std::string> info =
+            getPolicyInfo(model, ortLib, error);
+        if (info.empty())
+          throw nb::value_error(error.c_str());
+        return info;
+      },
+      "model"_a = "", "ort_lib"_a = "",
+      "The policy the pass would load (\"\" = the shipped one): its ONNX "
+      "metadata, model_path, ort_library and ort_version.");
+  m.def("llvm_version", []() { return std::string(LLVM_VERSION_STRING); },
+        "The LLVM/MLIR release mlir-rl was built against.");
   m.def(
       "tuning_db_export",
       [](const std::string &path, bool withUnits) {

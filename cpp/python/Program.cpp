@@ -688,6 +688,19 @@ std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
 }
 
 std::string getDefaultModelPath() { return OnnxPolicy::getDefaultModelPath(); }
+
+std::map<std::string, std::string> getPolicyInfo(const std::string &model,
+                                                 const std::string &ortLib,
+                                                 std::string &error) {
+  OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
+  if (!policy)
+    return {};
+  std::map<std::string, std::string> info = policy->getMetadata();
+  info["model_path"] = policy->getModelPath();
+  info["ort_library"] = policy->getLibraryPath();
+  info["ort_version"] = policy->getLibraryVersion();
+  return info;
+}
 std::string getDefaultOrtLibrary() {
   return OnnxPolicy::getDefaultLibraryPath();
 }

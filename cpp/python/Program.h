@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -258,6 +259,14 @@ std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
 /// Defaults of the pass's model= and ort-lib= options.
 std::string getDefaultModelPath();
 std::string getDefaultOrtLibrary();
+
+/// What the pass would load for `model` and `ortLib` ("" = the defaults):
+/// the model's metadata (mlir_rl.* keys) plus "model_path", "ort_library"
+/// and "ort_version" (of the loaded library). Empty, with `error` set, when
+/// either cannot be loaded.
+std::map<std::string, std::string> getPolicyInfo(const std::string &model,
+                                                 const std::string &ortLib,
+                                                 std::string &error);
 
 } // namespace mlir::rl
 

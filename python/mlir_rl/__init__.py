@@ -36,7 +36,16 @@ from mlir_rl.core import (  # noqa: F401
 )
 from mlir_rl.paths import opt_path, plugin_path  # noqa: F401
 
-__version__ = "0.2.0"
+def _package_version() -> str:
+    """The installed distribution's version (pyproject.toml's, set once)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("mlir-rl")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _package_version()
 
 
 def compile(model, example_inputs, **options):

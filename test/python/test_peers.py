@@ -1,7 +1,9 @@
 """The peer benchmark harness, on its small smoke suite."""
-import json
+import pytest
 
-from mlir_rl.bench import peers
+from mlir_rl.bench import peers, report
+
+pytestmark = pytest.mark.slow  # peers (PyTorch, numpy) and PyTorch models
 
 
 def test_smoke_suite_report(tmp_path):
@@ -9,7 +11,8 @@ def test_smoke_suite_report(tmp_path):
                           suite_name="smoke", min_time=0.002)
     names = [k["name"] for k in rep["kernels"]]
     assert names == [k.name for k in peers.smoke_suite()]
-    assert rep["min_time"] == 0.002
+    assert rep["settings"]["min_time"] == 0.002 and rep["suite"] == "smoke"
+    assert rep["contenders"] == ["unscheduled", "mlir-rl", "torch", "numpy"]
     for k in rep["kernels"]:
         # Microsecond kernels: more than 2 calls to fill 2 ms, at most 200.
         assert 2 < k["runs"] <= 200, k
@@ -21,11 +24,11 @@ def test_smoke_suite_report(tmp_path):
         assert f["numpy"]["status"] in ("ok", "n/a")
         assert f["unscheduled"]["min_ms"] <= f["unscheduled"]["median_ms"] <= f["unscheduled"]["max_ms"]
     out = peers.save(rep, tmp_path)
-    machine = json.loads((out / "bench.json").read_text())["machine"]
-    assert machine["threads"] == 2 and machine["vector_isa"]
-    assert "vregs=" in machine["legality"]  # the register file V tiled for
+    doc = report.load(out / "bench.json")  # the result schema, validated
+    assert doc["threads"] == 2 and doc["host"]["vector_isa"]
+    assert "vregs=" in doc["host"]["legality"]  # the register file V tiled for
     md = (out / "bench.md").read_text()
-    assert md.startswith("| kernel |") and "mlir-rl vs torch" in md
+    assert md.startswith("| kernel |") and "mlir-rl vs best peer" in md
     assert (out / "bench.png").stat().st_size > 1000
 
 

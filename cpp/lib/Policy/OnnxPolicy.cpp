@@ -32,6 +32,7 @@ struct OrtLibrary {
   const OrtApi *api = nullptr;
   OrtEnv *env = nullptr;
   std::string path;
+  std::string version;
 };
 
 const OrtLibrary *loadLibrary(const std::string &path, std::string &error) {
@@ -72,6 +73,7 @@ const OrtLibrary *loadLibrary(const std::string &path, std::string &error) {
   OrtLibrary lib;
   lib.api = api;
   lib.path = path;
+  lib.version = base->GetVersionString();
   if (OrtStatus *st = api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "mlir-rl",
                                      &lib.env)) {
     error = std::string("cannot create the ONNX Runtime environment: ") +
@@ -145,6 +147,10 @@ OnnxPolicy::~OnnxPolicy() {
     api->ReleaseMemoryInfo(state->memory);
   if (state->session)
     api->ReleaseSession(state->session);
+}
+
+const std::string &OnnxPolicy::getLibraryVersion() const {
+  return state->lib->version;
 }
 
 std::string OnnxPolicy::getDefaultLibraryPath() {

@@ -12,7 +12,6 @@ Run ``mlir-rl bench --suite ops --compare torch,inductor,iree,numpy``.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -27,12 +26,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-import mlir_rl
-
 from mlir_rl.data import kernels as K
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
-CONTENDERS = ("mlir-rl", "mlir-rl-search", *COMPARATORS)
 
 
 @dataclass
@@ -475,9 +471,9 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
               warmup: int = 2, threads: int = 2, progress: bool = True,
               suite_name: str = "ops", prepare: bool = False, search: int = 0,
               tuning_db: str = "", only: tuple[str, ...] = (),
-              min_time: float = 0.0) -> dict:
-    """Run a suite (``only``: just the kernels of these names); returns the
-    JSON-able report. mlir-rl's programs go
+              min_time: float = 0.0, command: str = "") -> dict:
+    """Run a suite (``only``: just the kernels of these names); returns its
+    result document (bench/report.py's schema; ``command``: how it was run). mlir-rl's programs go
     through mlir-rl-prepare first with ``prepare`` and always for the
     models suite (imported models). ``search``: also the pass with
     compile-time tuning (``search=K``, measured at ``threads``; with
@@ -583,49 +579,41 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         res.runs = k_runs
         results.append(res)
     close_pool()
-    return {
-        "machine": {"host": platform.node(), "machine": platform.machine(),
-                    "cpus": os.cpu_count(), "threads": threads,
-                    "processor": _cpu_model(), "vector_isa": _vector_isa(),
-                    # what the pass scheduled for (V's register file can be
-                    # overridden: MLIR_RL_VECTOR_REGISTERS), not the CPU
-                    "legality": mlir_rl.legality()["description"],
-                    "python": platform.python_version(),
-                    "torch": torch.__version__},
-        "runs": runs, "warmup": warmup, "model": model or "(shipped)",
-        "prepared": prepare or suite_name in PREPARED_SUITES,
-        "search": search,
-        "min_time": min_time,
-        "kernels": [{"name": r.name, "schedule": r.schedule, "runs": r.runs,
-                     **({"tuning": r.tuning} if r.tuning else {}),
-                     "figures": {c: asdict(f) for c, f in r.figures.items()}} for r in results],
-    }
+    from mlir_rl.bench import report as R
+    contenders = ["unscheduled", "mlir-rl", *(["mlir-rl-search"] if search > 0 else []),
+                  *compare]
+    kernels = [{"name": r.name, "schedule": r.schedule, "runs": r.runs,
+                **({"tuning": r.tuning} if r.tuning else {}),
+                "figures": {c: _as_result_figure(f) for c, f in r.figures.items()}}
+               for r in results]
+    return R.new_result(
+        suite_name, "unscheduled", contenders, kernels, threads, command=command, model=model,
+        settings={"runs": runs, "warmup": warmup, "min_time": min_time, "search": search,
+                  "prepared": prepare or suite_name in PREPARED_SUITES,
+                  "python": platform.python_version(), "torch": torch.__version__})
+
+
+def _as_result_figure(f: Figure) -> dict:
+    """A Figure in the result schema (bench/report.py): times only when ok."""
+    d = asdict(f)
+    if d["status"] == "ok":
+        return d
+    return {k: v for k, v in d.items() if v is not None}
 
 
 def summary(report: dict) -> str:
     """Geomean speedup over unscheduled per contender (over the kernels
     where every contender ran), and the tuning time per op with search."""
+    from mlir_rl.bench import report as R
     kernels = report["kernels"]
-    comps = [c for c in CONTENDERS if any(c in k["figures"] for k in kernels)]
-    spec = "iree-spec" in comps
-    comps = [c for c in comps if c != "iree-spec"]
-    usable = [k for k in kernels if k["figures"]["unscheduled"]["status"] == "ok"
-              and all(k["figures"].get(c, {}).get("status") == "ok" for c in comps)]
-    lines = [f"geomean speedup over unscheduled ({len(usable)} of {len(kernels)} kernels "
-             "where every contender ran):"]
-    for c in comps:
-        sp = [k["figures"]["unscheduled"]["median_ms"] / k["figures"][c]["median_ms"]
-              for k in usable]
-        worst = min(sp, default=0.0)
-        lines.append(f"  {c:<15} {statistics.geometric_mean(sp) if sp else 0.0:7.2f}x "
-                     f"(lowest {worst:.2f}x)")
-    if spec:
-        both = [k for k in kernels if k["figures"].get("iree-spec", {}).get("status") == "ok"
-                and k["figures"].get("iree", {}).get("status") == "ok"]
+    lines = [R.summary(report)]
+    both = [k for k in kernels if k["figures"].get("iree-spec", {}).get("status") == "ok"
+            and k["figures"].get("iree", {}).get("status") == "ok"]
+    if both:
         ratios = [k["figures"]["iree"]["median_ms"] / k["figures"]["iree-spec"]["median_ms"]
                   for k in both]
         lines.append(f"IREE with mlir-rl's tuning spec vs stock IREE on the {len(both)} kernels "
-                     f"it configured: geomean {statistics.geometric_mean(ratios) if ratios else 0:.2f}x"
+                     f"it configured: geomean {statistics.geometric_mean(ratios):.2f}x"
                      + "".join(f"; {k['name']} {r:.2f}x ({k['figures']['iree-spec']['detail'].split('; ')[-1]})"
                                for k, r in zip(both, ratios)))
     ops = [s for k in kernels for s in k.get("tuning", {}).get("op_seconds", [])]
@@ -637,105 +625,15 @@ def summary(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _cpuinfo(key: str) -> Optional[str]:
-    """The value of the first ``key`` line of /proc/cpuinfo, if any."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(key):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def _cpu_model() -> str:
-    return _cpuinfo("model name") or platform.processor()
-
-
-def _vector_isa() -> str:
-    """The widest x86 vector extension the CPU reports (avx512f, avx2, avx,
-    sse2), else the machine: the same schedule runs 2-3x slower on an AVX2
-    host than on an AVX-512 one (16 vector registers, 8 floats each: the
-    policy's 8x32 matmul tile spills its accumulators), and "AMD EPYC" names
-    both."""
-    flags = set((_cpuinfo("flags") or "").split())
-    for isa in ("avx512f", "avx2", "avx", "sse2"):
-        if isa in flags:
-            return isa
-    return platform.machine()
-
-
-def markdown(report: dict) -> str:
-    """Speedup over the unscheduled program per comparator (Table III style),
-    and mlir-rl relative to each peer (>1: mlir-rl faster)."""
-    comps = [c for c in CONTENDERS
-             if any(c in k["figures"] for k in report["kernels"])]
-    lines = ["| kernel | unscheduled ms | " + " | ".join(f"{c} speedup" for c in comps)
-             + " | " + " | ".join(f"mlir-rl vs {c}" for c in comps if not c.startswith("mlir-rl"))
-             + " |",
-             "|---" * (2 + len(comps) + sum(not c.startswith("mlir-rl") for c in comps)) + "|"]
-    for k in report["kernels"]:
-        f = k["figures"]
-        base = f["unscheduled"]["median_ms"]
-        cells = []
-        for c in comps:
-            fc = f.get(c)
-            if fc is None:
-                cells.append("-")
-            elif fc["status"] == "ok":
-                cells.append(f"{base / fc['median_ms']:.2f}x")
-            else:
-                cells.append(fc["status"])
-        rel = []
-        mine = f.get("mlir-rl")
-        for c in comps:
-            if c.startswith("mlir-rl"):
-                continue
-            fc = f.get(c)
-            if mine and fc and mine["status"] == "ok" and fc["status"] == "ok":
-                rel.append(f"{fc['median_ms'] / mine['median_ms']:.2f}")
-            else:
-                rel.append("-")
-        lines.append(f"| {k['name']} | {base:.3f} | " + " | ".join(cells) + " | "
-                     + " | ".join(rel) + " |")
-    return "\n".join(lines)
-
-
-def plot(report: dict, path: str | Path) -> None:
-    """Per-kernel speedup bars over the unscheduled program (like Figure 5)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    comps = [c for c in CONTENDERS
-             if any(c in k["figures"] and k["figures"][c]["status"] == "ok" for k in report["kernels"])]
-    names = [k["name"] for k in report["kernels"]]
-    fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(names)), 4.5))
-    width = 0.8 / max(1, len(comps))
-    for i, c in enumerate(comps):
-        vals = []
-        for k in report["kernels"]:
-            f, base = k["figures"].get(c), k["figures"]["unscheduled"]["median_ms"]
-            vals.append(base / f["median_ms"] if f and f["status"] == "ok" else 0.0)
-        ax.bar(np.arange(len(names)) + i * width, vals, width, label=c)
-    ax.set_yscale("log")
-    ax.set_ylabel("speedup over unscheduled (log)")
-    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
-    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
-    ax.legend(fontsize=8)
-    ax.set_title(f"{report['machine']['cpus']} cpus, {report['machine']['threads']} threads, "
-                 f"median of {report['runs']} runs or more")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def save(report: dict, out_dir: str | Path) -> Path:
+    """The suite's result document (bench.json), its table (bench.md) and
+    its plot (bench.png) in ``out_dir``."""
+    from mlir_rl.bench import report as R
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "bench.md").write_text(markdown(report) + "\n")
+    R.save(report, out / "bench.json")
+    (out / "bench.md").write_text(R.markdown_table(report) + "\n")
     try:
-        plot(report, out / "bench.png")
+        R.plot(report, out / "bench.png")
     except ImportError:
         pass
     return out

@@ -53,6 +53,27 @@ class BenchResult:
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
 
+    def to_result(self, command: str = "", model: str = "") -> dict:
+        """This benchmark as a result document (bench/report.py's schema):
+        the file is the one kernel, unscheduled the baseline."""
+        from mlir_rl.bench import report as R
+
+        def fig(status, median, lo, hi, detail=""):
+            return {"status": status, "median_ms": median * 1e3, "min_ms": lo * 1e3,
+                    "max_ms": hi * 1e3, "detail": detail}
+
+        figures = {
+            "unscheduled": fig("ok", self.baseline_median_s, self.baseline_min_s,
+                               self.baseline_max_s),
+            "mlir-rl": fig("ok" if self.outputs_match else "wrong_output",
+                           self.scheduled_median_s, self.scheduled_min_s, self.scheduled_max_s,
+                           f"max abs error {self.max_abs_error:.3g}")}
+        kernel = {"name": Path(self.file).name, "schedule": self.schedule, "runs": self.runs,
+                  "figures": figures}
+        return R.new_result(f"file:{Path(self.file).name}", "unscheduled",
+                            ["unscheduled", "mlir-rl"], [kernel], self.threads,
+                            settings={"runs": self.runs}, command=command, model=model)
+
     def summary(self) -> str:
         check = "equal" if self.outputs_match else "DIFFERENT"
         return "\n".join([

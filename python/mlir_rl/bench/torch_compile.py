@@ -10,8 +10,6 @@ median of ``runs`` calls after ``warmup``. Threads: ``torch.set_num_threads``
 """
 from __future__ import annotations
 
-import json
-import platform
 import statistics
 import tempfile
 import time
@@ -39,7 +37,7 @@ def _flat(out):
 
 def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads: int = 2,
         cache_dir: str = "", search: int = 0, tuning_db: str = "",
-        progress: bool = True) -> dict:
+        progress: bool = True, command: str = "") -> dict:
     import os
 
     import torch
@@ -95,9 +93,36 @@ def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads:
             print(_line(row), flush=True)
     if tmp:
         tmp.cleanup()
-    return {"suite": "torch-compile", "threads": threads, "runs": runs, "warmup": warmup,
-            "search": search, "host": platform.node(), "torch": torch.__version__,
-            "date": time.strftime("%Y-%m-%d"), "models": rows}
+    return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
+                           command=command)
+
+
+def result_document(rows: list[dict], runs: int, warmup: int, threads: int, search: int,
+                    command: str = "") -> dict:
+    """The models' rows as a result document (bench/report.py's schema):
+    eager is the baseline; compile times and the disk cache's figures stay
+    with each model's figures."""
+    import torch
+
+    from mlir_rl.bench import report as R
+    kernels = []
+    for r in rows:
+        figures = {"eager": R.figure("ok", [t / 1e3 for t in r["eager_ms"]])}
+        for label, name in (("inductor", "inductor"), ("mlir_rl", "mlir-rl")):
+            extra = {"compile_s": r[f"{label}_compile_s"]}
+            if label == "mlir_rl":
+                extra.update(cached_compile_s=r["mlir_rl_cached_compile_s"],
+                             cache_hits=r["mlir_rl_cache_hits"])
+            figures[name] = R.figure("ok" if r[f"{label}_outputs_equal"] else "wrong_output",
+                                     [t / 1e3 for t in r[f"{label}_ms"]],
+                                     f"max abs error {r[f'{label}_max_abs_error']:.2g}", **extra)
+        kernels.append({"name": r["name"], "input": r["input"], "runs": runs,
+                        "graphs": r["graphs"], "fallbacks": r["fallbacks"],
+                        "fallback_reasons": r["fallback_reasons"], "figures": figures})
+    return R.new_result("torch-compile", "eager", ["eager", "inductor", "mlir-rl"], kernels,
+                        threads, command=command,
+                        settings={"runs": runs, "warmup": warmup, "search": search,
+                                  "torch": torch.__version__})
 
 
 def _med(xs):
@@ -117,18 +142,19 @@ def markdown(report: dict) -> str:
     lines = ["| model | eager ms | inductor ms | mlir_rl ms | vs eager | vs inductor | "
              "mlir_rl compile s | cached s | outputs |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for r in report["models"]:
-        e, i, m = _med(r["eager_ms"]), _med(r["inductor_ms"]), _med(r["mlir_rl_ms"])
-        lines.append(f"| {r['name']} | {e:.2f} | {i:.2f} | {m:.2f} | {e / m:.2f}x | {i / m:.2f}x | "
-                     f"{r['mlir_rl_compile_s']:.0f} | {r['mlir_rl_cached_compile_s']:.1f} | "
-                     f"{'equal' if r['mlir_rl_outputs_equal'] else 'differ'}"
-                     f"{'' if not r['fallbacks'] else ', %d eager' % r['fallbacks']} |")
+    for k in report["kernels"]:
+        f = k["figures"]
+        e, i, m = (f[c].get("median_ms", float("nan")) for c in ("eager", "inductor", "mlir-rl"))
+        lines.append(f"| {k['name']} | {e:.2f} | {i:.2f} | {m:.2f} | {e / m:.2f}x | {i / m:.2f}x | "
+                     f"{f['mlir-rl']['compile_s']:.0f} | {f['mlir-rl']['cached_compile_s']:.1f} | "
+                     f"{'equal' if f['mlir-rl']['status'] == 'ok' else 'differ'}"
+                     f"{'' if not k['fallbacks'] else ', %d eager' % k['fallbacks']} |")
     return "\n".join(lines)
 
 
 def save(report: dict, out_dir: str | Path) -> Path:
+    from mlir_rl.bench import report as R
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    R.save(report, out / "bench.json")
     (out / "bench.md").write_text(markdown(report) + "\n")
     return out

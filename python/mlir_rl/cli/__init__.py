@@ -19,6 +19,8 @@
   mlir-rl iree-spec FILE -o spec.mlir    an IREE tuning spec with the policy's tile sizes
   mlir-rl plugin-path | opt-path         where the plugin / driver are
   mlir-rl layout                         the feature layout and the legality config (JSON)
+  mlir-rl report                         docs/results.md and its plots from docs/results/*.json
+  mlir-rl --version                      mlir-rl, LLVM/MLIR, ONNX Runtime, the policy, its layout
 
 Every command's options are a dataclass (``mlir_rl.cli.commands``).
 """
@@ -31,11 +33,26 @@ from typing import Optional, Sequence
 from mlir_rl.cli.args import add_dataclass_arguments, dataclass_from_args
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the versions a result depends on (loads the policy)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the versions of mlir-rl, LLVM/MLIR, ONNX Runtime and "
+                              "the policy (with its feature-layout hash), then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from mlir_rl.versions import version_text
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mlir_rl.cli.commands import COMMANDS
     parser = argparse.ArgumentParser(
         prog="mlir-rl", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, config, run) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=(config.__doc__ or help_text))

@@ -125,7 +125,9 @@ class BenchCommand:
     model: str = option("", help="policy used without --schedule, and for --suite "
                         "(default: the shipped one)")
     out: str = option("runs/bench", help="directory of the suite's JSON, Markdown, PNG")
-    json: Optional[str] = option(None, help="also write the figures as JSON")
+    json: Optional[str] = option(None, help="also write the result document (JSON, the schema "
+                                 "of mlir_rl.bench.report; `mlir-rl report` renders "
+                                 "docs/results/*.json)")
     runs: int = option(5, help="timed runs per program (the median is reported)")
     warmup: int = option(1, help="untimed runs before timing")
     threads: int = option(CPUS, help="OpenMP threads for every contender")
@@ -148,19 +150,26 @@ def _copy_suite_json(c: BenchCommand, out: Path) -> str:
     print after the figures' other files ("" without --json)."""
     if not c.json:
         return ""
+    Path(c.json).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(out / "bench.json", c.json)
     return f", {c.json}"
+
+
+def _command_line() -> str:
+    """How this command was run, for the result document."""
+    import shlex
+    return shlex.join(["mlir-rl", *sys.argv[1:]])
 
 
 def cmd_bench(c: BenchCommand) -> int:
     if c.suite == "torch-compile":
         from mlir_rl.bench import torch_compile as tc
         report = tc.run(runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
-                        tuning_db=c.tuning_db)
+                        tuning_db=c.tuning_db, command=_command_line())
         out = tc.save(report, c.out)
         print(tc.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}{_copy_suite_json(c, out)}")
-        return 0 if all(r["mlir_rl_outputs_equal"] for r in report["models"]) else 3
+        return 0 if all(k["figures"]["mlir-rl"]["status"] == "ok" for k in report["kernels"]) else 3
     if c.suite:
         from mlir_rl.bench import peers
         if c.suite not in peers.SUITES or c.suite == "smoke":
@@ -174,7 +183,7 @@ def cmd_bench(c: BenchCommand) -> int:
                                  threads=c.threads, suite_name=c.suite, prepare=c.prepare,
                                  search=c.search, tuning_db=c.tuning_db,
                                  only=tuple(k for k in c.kernels.split(",") if k),
-                                 min_time=c.min_time)
+                                 min_time=c.min_time, command=_command_line())
         out = peers.save(report, c.out)
         print(peers.markdown(report))
         print(peers.summary(report))
@@ -189,8 +198,45 @@ def cmd_bench(c: BenchCommand) -> int:
     result = bench_file(c.file, c.schedule or "", config, model=c.model)
     print(result.summary())
     if c.json:
-        Path(c.json).write_text(result.to_json() + "\n")
+        from mlir_rl.bench import report as R
+        R.save(result.to_result(_command_line(), c.model), c.json)
     return 0 if result.outputs_match else 3
+
+
+@dataclass
+class ReportConfig:
+    """Render docs/results.md and a plot per suite (speedup over the baseline
+    per kernel against every peer, log scale) from the result documents in
+    --results (one current JSON per suite, written by `mlir-rl bench --suite
+    NAME --json docs/results/NAME.json`). A document that does not follow
+    the schema is an error naming the file and the field."""
+
+    results: str = option("docs/results", help="directory of the result documents (*.json); "
+                          "the plots are written there")
+    output: str = option("docs/results.md", help="the Markdown report",
+                         flags=("-o", "--output"))
+    html: Optional[str] = option(None, help="also one HTML page with the plots inline")
+    readme: str = option("README.md", help="a README whose overview table (between the "
+                         "'results:begin' and 'results:end' markers) is regenerated; "
+                         "one without the markers is left alone ('' = none)")
+
+
+REPORT_INTRO = (
+    "Every figure is a median over timed calls at a fixed thread count, with every "
+    "output checked against the unscheduled program (or PyTorch eager, for whole "
+    "models); a contender whose output differs is reported as such, never as a "
+    "speedup. Speedups are over the suite's baseline (×: higher is faster); "
+    "\"mlir-rl vs best peer\" is mlir-rl's speedup over the fastest of the others "
+    "(> 1: mlir-rl is faster). Timing on a shared 2-core machine is noisy: compare "
+    "figures within one table, not across tables.")
+
+
+def cmd_report(c: ReportConfig) -> int:
+    from mlir_rl.bench import report as R
+    readme = c.readme if c.readme and Path(c.readme).exists() else None
+    for path in R.render(c.results, c.output, html=c.html, intro=REPORT_INTRO, readme=readme):
+        print(path)
+    return 0
 
 
 @dataclass
@@ -664,4 +710,6 @@ COMMANDS: dict[str, Command] = {
     "plugin-path": ("print the path of libMlirRL.so", NoOptions, cmd_plugin_path),
     "opt-path": ("print the path of mlir-rl-opt", NoOptions, cmd_opt_path),
     "layout": ("print the feature layout and the legality config as JSON", NoOptions, cmd_layout),
+    "report": ("render docs/results.md and its plots from the result documents in docs/results",
+               ReportConfig, cmd_report),
 }

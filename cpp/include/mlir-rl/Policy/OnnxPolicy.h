@@ -62,6 +62,8 @@ public:
 
   const std::string &getModelPath() const { return modelPath; }
   const std::string &getLibraryPath() const { return libraryPath; }
+  /// The loaded ONNX Runtime library's version ("1.23.2").
+  const std::string &getLibraryVersion() const;
   /// Custom metadata of the model (layout hash, provenance, ...).
   const std::map<std::string, std::string> &getMetadata() const {
     return metadata;

@@ -1,0 +1,500 @@
+"""Benchmark results: one JSON schema, and the report rendered from it.
+
+Every benchmark ``mlir-rl bench`` runs (a file, a suite against its peers,
+whole models through torch.compile) is written as one *result document*::
+
+    {"schema": "mlir-rl-result/1",
+     "suite": "ops",                       # or "torch-compile", "file:NAME"
+     "version": "0.3.0", "commit": "1a2b3c4", "date": "2026-11-28T12:00:00Z",
+     "command": "mlir-rl bench --suite ops --threads 2",
+     "host": {"name": ..., "cpu": "AMD EPYC", "vector_isa": "avx512f",
+              "cpus": 2, "machine": "x86_64", "legality": ...},
+     "threads": 2,
+     "policy": {"version": "2026-11-26", "layout_hash": ...},
+     "baseline": "unscheduled",           # the contender speedups are over
+     "contenders": ["unscheduled", "mlir-rl", "torch", ...],
+     "settings": {...},                   # runs, warm-up, what the suite ran with
+     "kernels": [{"name": ..., "schedule": ..., "runs": 5,
+                  "figures": {"mlir-rl": {"status": "ok", "median_ms": 1.2,
+                                          "min_ms": 1.1, "max_ms": 1.4,
+                                          "detail": "..."}, ...}}]}
+
+A figure's ``status`` is ``ok`` (then the three times are there),
+``wrong_output``, ``failed`` or ``n/a``; a contender that failed is reported,
+never dropped. ``mlir-rl report`` reads the current document of each suite
+from docs/results/ and renders docs/results.md (one table per suite) and a
+plot per suite; a document missing a field is an error that names the file
+and the field. The history of figures is git's: a suite's document is
+replaced, not accumulated.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Iterable, Optional
+
+from mlir_rl.stats import geomean
+
+SCHEMA = "mlir-rl-result/1"
+
+# Display names of contenders (others are shown as they are).
+LABELS = {"unscheduled": "unscheduled", "mlir-rl": "mlir-rl", "mlir-rl-search": "mlir-rl search",
+          "torch": "PyTorch", "inductor": "torch.compile", "iree": "IREE", "numpy": "numpy",
+          "iree-spec": "IREE + mlir-rl spec", "eager": "PyTorch eager"}
+
+# Field -> type, for the document, its host, its kernels and their figures.
+_TOP = {"schema": str, "suite": str, "version": str, "commit": str, "date": str,
+        "command": str, "host": dict, "threads": int, "policy": dict, "baseline": str,
+        "contenders": list, "settings": dict, "kernels": list}
+_HOST = {"name": str, "cpu": str, "vector_isa": str, "cpus": int, "machine": str}
+_POLICY = {"version": str, "layout_hash": str}
+_KERNEL = {"name": str, "figures": dict}
+_FIGURE_STATUSES = ("ok", "wrong_output", "failed", "n/a")
+_TIMES = ("median_ms", "min_ms", "max_ms")
+
+
+class ResultError(ValueError):
+    """A result document that does not follow the schema."""
+
+
+# -- What a document records about where it was measured ----------------------
+
+def _cpuinfo(key: str) -> Optional[str]:
+    """The value of the first ``key`` line of /proc/cpuinfo, if any."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(key):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+def vector_isa() -> str:
+    """The widest x86 vector extension the CPU reports (avx512f, avx2, avx,
+    sse2), else the machine: the same schedule runs 2-3x slower on an AVX2
+    host than on an AVX-512 one (16 vector registers, 8 floats each: an 8x32
+    matmul tile spills its accumulators), and "AMD EPYC" names both."""
+    flags = set((_cpuinfo("flags") or "").split())
+    for isa in ("avx512f", "avx2", "avx", "sse2"):
+        if isa in flags:
+            return isa
+    return platform.machine()
+
+
+def host_info() -> dict:
+    import mlir_rl
+    return {"name": platform.node(), "cpu": cpu_model(), "vector_isa": vector_isa(),
+            "cpus": os.cpu_count() or 1, "machine": platform.machine(),
+            # what the pass scheduled for (V's register file can be
+            # overridden: MLIR_RL_VECTOR_REGISTERS), not the CPU
+            "legality": mlir_rl.legality()["description"]}
+
+
+# What a measurement depends on: a change elsewhere (docs) leaves it clean.
+_CODE_PATHS = ("cpp", "python", "models", "CMakeLists.txt", "pyproject.toml")
+
+
+def git_commit(root: Optional[Path] = None) -> str:
+    """The checkout's commit (with ``-dirty`` when its code has uncommitted
+    changes), or ``unknown`` outside a git checkout (an installed wheel)."""
+    root = root or Path(__file__).resolve().parents[3]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no", "--", *_CODE_PATHS],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def new_result(suite: str, baseline: str, contenders: Iterable[str], kernels: list[dict],
+               threads: int, settings: dict, command: str = "", model: str = "") -> dict:
+    """A result document for ``kernels`` (each ``{"name", "figures", ...}``),
+    stamped with the package version, the commit, the date, the host and
+    the policy; validated before it is returned."""
+    import mlir_rl
+    from mlir_rl.versions import policy_info
+    policy = policy_info(model)
+    doc = {"schema": SCHEMA, "suite": suite, "version": mlir_rl.__version__,
+           "commit": git_commit(),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "command": command, "host": host_info(), "threads": threads,
+           "policy": {"version": policy["version"], "layout_hash": policy["layout_hash"],
+                      "file": model or "(shipped)"},
+           "baseline": baseline, "contenders": list(contenders), "settings": settings,
+           "kernels": kernels}
+    return validate(doc)
+
+
+def figure(status: str, seconds: Optional[list[float]] = None, detail: str = "", **extra) -> dict:
+    """A figure from the seconds of each timed call (median, min, max in ms)."""
+    f = {"status": status, "detail": detail, **extra}
+    if seconds:
+        ms = sorted(s * 1e3 for s in seconds)
+        n = len(ms)
+        f.update(median_ms=(ms[n // 2] if n % 2 else (ms[n // 2 - 1] + ms[n // 2]) / 2),
+                 min_ms=ms[0], max_ms=ms[-1])
+    return f
+
+
+# -- Validation ------------------------------------------------------------------
+
+def _check_fields(obj, fields: dict, where: str, source: str) -> None:
+    if not isinstance(obj, dict):
+        raise ResultError(f"{source}: {where or 'the document'} is not an object")
+    for key, typ in fields.items():
+        path = f"{where}.{key}" if where else key
+        if key not in obj:
+            raise ResultError(f"{source}: missing field '{path}'")
+        value = obj[key]
+        ok = isinstance(value, typ) and not (typ is int and isinstance(value, bool))
+        if typ is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            raise ResultError(f"{source}: field '{path}' should be {typ.__name__}, "
+                              f"not {type(value).__name__}")
+
+
+def validate(doc, source: str = "result") -> dict:
+    """``doc`` if it follows the schema, else ResultError naming ``source``
+    and the first field that is missing or of the wrong type."""
+    _check_fields(doc, _TOP, "", source)
+    if doc["schema"] != SCHEMA:
+        raise ResultError(f"{source}: schema {doc['schema']!r} is not {SCHEMA!r}")
+    _check_fields(doc["host"], _HOST, "host", source)
+    _check_fields(doc["policy"], _POLICY, "policy", source)
+    if doc["baseline"] not in doc["contenders"]:
+        raise ResultError(f"{source}: the baseline {doc['baseline']!r} is not one of the "
+                          f"contenders {doc['contenders']}")
+    if not doc["kernels"]:
+        raise ResultError(f"{source}: no kernels")
+    for i, k in enumerate(doc["kernels"]):
+        _check_fields(k, _KERNEL, f"kernels[{i}]", source)
+        for c, f in k["figures"].items():
+            where = f"kernels[{i}].figures.{c}"
+            if c not in doc["contenders"]:
+                raise ResultError(f"{source}: {where}: {c!r} is not a contender")
+            _check_fields(f, {"status": str}, where, source)
+            if f["status"] not in _FIGURE_STATUSES:
+                raise ResultError(f"{source}: {where}.status {f['status']!r} is not one of "
+                                  f"{', '.join(_FIGURE_STATUSES)}")
+            if f["status"] == "ok":
+                _check_fields(f, dict.fromkeys(_TIMES, float), where, source)
+    return doc
+
+
+def load(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ResultError(f"{path}: not JSON: {e}") from None
+    return validate(doc, str(path))
+
+
+def save(doc: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(validate(doc, str(path)), indent=2) + "\n")
+    return path
+
+
+# -- Figures derived from a document ----------------------------------------------
+
+def _median(doc: dict, kernel: dict, contender: str) -> Optional[float]:
+    f = kernel["figures"].get(contender)
+    return f["median_ms"] if f and f["status"] == "ok" else None
+
+
+def speedups(doc: dict) -> dict[str, dict[str, Optional[float]]]:
+    """kernel -> contender -> speedup over the baseline (None: no figure)."""
+    out = {}
+    for k in doc["kernels"]:
+        base = _median(doc, k, doc["baseline"])
+        out[k["name"]] = {c: (base / m if base and (m := _median(doc, k, c)) else None)
+                          for c in doc["contenders"]}
+    return out
+
+
+def peers(doc: dict) -> list[str]:
+    """The contenders that are neither the baseline nor mlir-rl's own."""
+    return [c for c in doc["contenders"] if c != doc["baseline"] and not c.startswith("mlir-rl")]
+
+
+def geomeans(doc: dict) -> tuple[dict[str, float], int]:
+    """Geomean speedup over the baseline per contender, over the kernels
+    where every contender has a figure; and how many kernels that is."""
+    sp = speedups(doc)
+    shown = [c for c in doc["contenders"] if any(sp[k][c] for k in sp)]
+    usable = [k for k in sp if all(sp[k][c] for c in shown)]
+    return {c: geomean(sp[k][c] for k in usable) for c in shown}, len(usable)
+
+
+def _label(c: str) -> str:
+    return LABELS.get(c, c)
+
+
+def _fmt(x: Optional[float]) -> str:
+    """A speedup or ratio: two decimals below 10, fewer above."""
+    if x is None:
+        return "-"
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def _fmt_ms(ms: float) -> str:
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.1f}"
+
+
+def markdown_table(doc: dict) -> str:
+    """Per kernel: the baseline's time, each contender's speedup over it,
+    mlir-rl against the best peer; a geomean row."""
+    sp = speedups(doc)
+    base = doc["baseline"]
+    shown = [c for c in doc["contenders"] if c != base and any(sp[k][c] for k in sp)]
+    others = peers(doc)
+    mine = "mlir-rl" if "mlir-rl" in shown else None
+    head = [f"{_label(base)} ms"] + [f"{_label(c)} ×" for c in shown]
+    if mine and others:
+        head.append("mlir-rl vs best peer")
+    lines = ["| kernel | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    for k in doc["kernels"]:
+        row = sp[k["name"]]
+        cells = [_fmt_ms(_median(doc, k, base)) if _median(doc, k, base) else
+                 k["figures"].get(base, {}).get("status", "-")]
+        for c in shown:
+            f = k["figures"].get(c)
+            cells.append(_fmt(row[c]) if row[c] else (f["status"] if f else "-"))
+        if mine and others:
+            best = [row[c] for c in others if row[c]]
+            cells.append(f"{row[mine] / max(best):.2f}" if best and row[mine] else "-")
+        lines.append(f"| {k['name']} | " + " | ".join(cells) + " |")
+    gm, n = geomeans(doc)
+    cells = [""] + [_fmt(gm.get(c)) if gm.get(c) else "-" for c in shown]
+    if mine and others:
+        best = [gm[c] for c in others if gm.get(c)]
+        cells.append(f"{gm[mine] / max(best):.2f}" if best and gm.get(mine) else "-")
+    lines.append(f"| **geomean** ({n} of {len(doc['kernels'])} kernels) | "
+                 + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(doc: dict, path: str | Path) -> Path:
+    """Speedup over the baseline per kernel and contender, log scale (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    sp = speedups(doc)
+    names = [k["name"] for k in doc["kernels"]]
+    shown = [c for c in doc["contenders"] if c != doc["baseline"] and any(sp[k][c] for k in sp)]
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.9 * len(names) + 3), 4.8))
+    width = 0.8 / max(1, len(shown))
+    for i, c in enumerate(shown):
+        vals = [sp[n][c] or 0.0 for n in names]
+        ax.bar(np.arange(len(names)) + i * width, vals, width, label=_label(c))
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel(f"speedup over {_label(doc['baseline'])} (log)")
+    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+    ax.legend(fontsize=8, ncol=min(len(shown), 4))
+    h = doc["host"]
+    ax.set_title(f"{doc['suite']}: mlir-rl {doc['version']}, {doc['date'][:10]}, {h['cpu']} "
+                 f"({h['vector_isa']}), {doc['threads']} threads", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# -- The report --------------------------------------------------------------------
+
+SUITE_TITLES = {
+    "ops": "Operator suite: the paper's operators at real-model shapes",
+    "unseen": "Unseen kernels: ops of real models outside the training data",
+    "fresh": "A second unseen set, at shapes no other suite or split uses",
+    "models": "Whole models imported with torch-mlir, through mlir-rl-prepare, the pass and the lowering",
+    "torch-compile": "Whole models through torch.compile(backend=\"mlir_rl\")",
+}
+
+
+def _order(doc: dict) -> tuple[int, str]:
+    keys = list(SUITE_TITLES)
+    return (keys.index(doc["suite"]) if doc["suite"] in keys else len(keys), doc["suite"])
+
+
+def _stem(doc: dict) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in doc["suite"])
+
+
+def _header(doc: dict) -> str:
+    h = doc["host"]
+    return (f"mlir-rl {doc['version']} (commit `{doc['commit']}`), measured "
+            f"{doc['date'][:10]} on {h['cpu']} ({h['vector_isa']}, {h['cpus']} cpus), "
+            f"{doc['threads']} threads; policy {doc['policy']['version']}. "
+            f"Reproduce: `{doc['command'] or 'mlir-rl bench --suite ' + doc['suite']}`.")
+
+
+def _notes(doc: dict) -> list[str]:
+    """Figures that are not ok, named, so that no failure hides in a dash."""
+    notes = []
+    for k in doc["kernels"]:
+        for c, f in k["figures"].items():
+            if f["status"] != "ok" and f["status"] != "n/a":
+                notes.append(f"- {k['name']}, {_label(c)}: {f['status']}"
+                             + (f" ({f.get('detail', '')[:160]})" if f.get("detail") else ""))
+    return notes
+
+
+def render(results_dir: str | Path, output: str | Path, html: Optional[str | Path] = None,
+           intro: str = "", readme: Optional[str | Path] = None) -> list[Path]:
+    """docs/results.md (``output``) and a PNG per suite beside the result
+    documents, from every ``*.json`` in ``results_dir``; with ``html``, the
+    same as one HTML page with the plots inline; with ``readme``, its
+    overview table (between its markers). Returns the files written."""
+    results_dir, output = Path(results_dir), Path(output)
+    files = sorted(results_dir.glob("*.json"))
+    if not files:
+        raise ResultError(f"{results_dir}: no result files (*.json); write them with "
+                          "`mlir-rl bench --suite NAME --json {results_dir}/NAME.json`")
+    docs = sorted((load(f) for f in files), key=_order)
+    suites = [d["suite"] for d in docs]
+    dup = {s for s in suites if suites.count(s) > 1}
+    if dup:
+        raise ResultError(f"{results_dir}: more than one result file for {sorted(dup)}: keep "
+                          "the current one per suite (the history is git's)")
+    written = []
+    md = ["# Results", "",
+          "<!-- Generated by `mlir-rl report` from docs/results/*.json: edit those "
+          "(by running the benchmarks), not this file. -->", ""]
+    if intro:
+        md += [intro, ""]
+    md += [overview_table(docs), ""]
+    sections = []
+    for doc in docs:
+        png = plot(doc, results_dir / f"{_stem(doc)}.png")
+        written.append(png)
+        gm, n = geomeans(doc)
+        title = SUITE_TITLES.get(doc["suite"], doc["suite"])
+        body = [_header(doc), "", markdown_table(doc)]
+        notes = _notes(doc)
+        if notes:
+            body += ["", "Not ok:"] + notes
+        sections.append((doc, title, body, png))
+        rel = os.path.relpath(png, output.parent)
+        md += [f"## {title} (`{doc['suite']}`)", "", *body, "", f"![{doc['suite']}]({rel})", ""]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("\n".join(md))
+    written.insert(0, output)
+    if html:
+        written.append(_render_html(sections, Path(html), intro))
+    if readme and update_readme(readme, docs):
+        written.append(Path(readme))
+    return written
+
+
+def overview_table(docs: list[dict]) -> str:
+    """One row per suite: mlir-rl's geomean speedup over the baseline, the
+    best peer's, and their ratio (the README's table)."""
+    lines = ["| suite | kernels | mlir-rl × | best peer × | mlir-rl vs best peer |",
+             "|---|---|---|---|---|"]
+    for doc in sorted(docs, key=_order):
+        gm, n = geomeans(doc)
+        best = max(((gm[c], c) for c in peers(doc) if gm.get(c)), default=None)
+        mine = gm.get("mlir-rl")
+        lines.append(
+            f"| {SUITE_TITLES.get(doc['suite'], doc['suite']).split(':')[0]} (`{doc['suite']}`, "
+            f"over {_label(doc['baseline'])}) | {n} | {_fmt(mine)} | "
+            + (f"{_fmt(best[0])} ({_label(best[1])})" if best else "-") + " | "
+            + (f"{mine / best[0]:.2f}" if best and mine else "-") + " |")
+    hosts = sorted({f"{d['host']['cpu']} ({d['host']['vector_isa']}), {d['threads']} threads"
+                    for d in docs})
+    versions = sorted({f"{d['version']} ({d['date'][:10]})" for d in docs})
+    lines += ["", f"mlir-rl {', '.join(versions)}; {'; '.join(hosts)}; geomeans over the "
+                  "kernels where every contender ran."]
+    return "\n".join(lines)
+
+
+README_BEGIN = "<!-- results:begin (mlir-rl report) -->"
+README_END = "<!-- results:end -->"
+
+
+def update_readme(readme: str | Path, docs: list[dict]) -> bool:
+    """Replace the README's overview table between its markers; False when
+    it has none (nothing is written)."""
+    path = Path(readme)
+    text = path.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(f"{head}{README_BEGIN}\n{overview_table(docs)}\n{README_END}{tail}")
+    return True
+
+
+def _render_html(sections, path: Path, intro: str) -> Path:
+    import html as H
+    import re
+
+    def cell_html(text: str) -> str:
+        text = H.escape(text)
+        text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+        return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>mlir-rl results</title>",
+             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+             "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;"
+             "text-align:right}td:first-child{text-align:left}</style></head><body>",
+             "<h1>mlir-rl results</h1>"]
+    if intro:
+        parts.append(f"<p>{cell_html(intro)}</p>")
+    for doc, title, body, png in sections:
+        parts.append(f"<h2>{H.escape(title)}</h2>")
+        for line in body:
+            if line.startswith("|---"):
+                continue
+            if line.startswith("| "):
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                tag = "th" if line.startswith("| kernel |") else "td"
+                parts.append("<tr>" + "".join(f"<{tag}>{cell_html(c)}</{tag}>" for c in cells)
+                             + "</tr>")
+            elif line:
+                parts.append(f"<p>{cell_html(line)}</p>")
+        data = base64.b64encode(png.read_bytes()).decode()
+        parts.append(f"<img alt='{H.escape(doc['suite'])}' src='data:image/png;base64,{data}'>")
+    parts.append("</body></html>")
+    html = "\n".join(parts)
+    html = re.sub(r"(<tr>.*?</tr>\n?)+", lambda m: f"<table>{m.group(0)}</table>", html,
+                  flags=re.S)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html)
+    return path
+
+
+def summary(doc: dict) -> str:
+    """Geomean speedups over the baseline, one line per contender."""
+    gm, n = geomeans(doc)
+    lines = [f"geomean speedup over {_label(doc['baseline'])} ({n} of {len(doc['kernels'])} "
+             "kernels where every contender ran):"]
+    for c, g in gm.items():
+        if c == doc["baseline"]:
+            continue
+        lowest = min((s[c] for s in speedups(doc).values() if s[c]), default=0.0)
+        lines.append(f"  {_label(c):<20} {g:7.2f}x (lowest {lowest:.2f}x)")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Result documents (one schema for every benchmark) and `mlir-rl report`."""
+import copy
+import json
+import re
+import subprocess
+
+import pytest
+
+import mlir_rl
+from mlir_rl.bench import report as R
+
+
+def _doc(suite="ops", times=None):
+    """A result document with known times: unscheduled 10 ms; mlir-rl and a
+    peer as given (ms) per kernel."""
+    times = times or {"matmul": (2.0, 4.0), "conv": (5.0, 2.5)}
+    kernels = [{"name": name, "schedule": "1: V", "runs": 3,
+                "figures": {"unscheduled": R.figure("ok", [0.010, 0.011, 0.009]),
+                            "mlir-rl": R.figure("ok", [mine / 1e3] * 3),
+                            "torch": R.figure("ok", [peer / 1e3] * 3),
+                            "iree": {"status": "failed", "detail": "iree-compile failed"}}}
+               for name, (mine, peer) in times.items()]
+    return R.new_result(suite, "unscheduled", ["unscheduled", "mlir-rl", "torch", "iree"],
+                        kernels, threads=2, settings={"runs": 3}, command="mlir-rl bench")
+
+
+def test_a_new_result_records_where_and_how_it_was_measured():
+    doc = _doc()
+    assert doc["schema"] == R.SCHEMA and doc["version"] == mlir_rl.__version__
+    assert doc["commit"] and doc["date"].endswith("Z") and doc["threads"] == 2
+    assert doc["host"]["cpu"] and doc["host"]["cpus"] >= 1 and doc["host"]["vector_isa"]
+    assert doc["policy"]["layout_hash"] == mlir_rl.layout().hash and doc["policy"]["version"]
+    f = doc["kernels"][0]["figures"]["unscheduled"]
+    assert (f["min_ms"], f["median_ms"], f["max_ms"]) == pytest.approx((9.0, 10.0, 11.0))
+
+
+def test_speedups_and_geomeans_follow_the_figures():
+    doc = _doc()
+    sp = R.speedups(doc)
+    assert sp["matmul"]["mlir-rl"] == pytest.approx(5.0) and sp["conv"]["torch"] == pytest.approx(4.0)
+    assert sp["matmul"]["iree"] is None  # failed: no speedup
+    gm, n = R.geomeans(doc)
+    # IREE failed everywhere, so it is not shown and every kernel counts.
+    assert n == 2 and "iree" not in gm
+    assert gm["mlir-rl"] == pytest.approx((5.0 * 2.0) ** 0.5)
+    assert gm["torch"] == pytest.approx((2.5 * 4.0) ** 0.5)
+    table = R.markdown_table(doc)
+    assert "| matmul | 10.00 | 5.00 | 2.50 | 2.00 |" in table  # mlir-rl 2x the best peer
+    assert "| conv | 10.00 | 2.00 | 4.00 | 0.50 |" in table
+    assert "**geomean** (2 of 2 kernels)" in table
+
+
+def test_report_renders_every_suite_with_a_plot(tmp_path):
+    results = tmp_path / "results"
+    R.save(_doc("ops"), results / "ops.json")
+    R.save(_doc("unseen", {"softmax": (1.0, 0.5)}), results / "unseen.json")
+    out = tmp_path / "results.md"
+    written = R.render(results, out, html=tmp_path / "results.html", intro="How we measure.")
+    md = out.read_text()
+    # One section per suite, in the report's order, each with its table and plot.
+    assert md.index("(`ops`)") < md.index("(`unseen`)")
+    assert "How we measure." in md and "Reproduce: `mlir-rl bench`" in md
+    assert "![ops](results/ops.png)" in md and "![unseen](results/unseen.png)" in md
+    assert "- matmul, IREE: failed (iree-compile failed)" in md  # failures are named
+    for png in ("ops.png", "unseen.png"):
+        assert (results / png).read_bytes()[:4] == b"\x89PNG"
+    html = (tmp_path / "results.html").read_text()
+    assert html.count("data:image/png;base64,") == 2 and "<table>" in html
+    assert set(written) == {out, results / "ops.png", results / "unseen.png",
+                            tmp_path / "results.html"}
+
+
+@pytest.mark.parametrize("breaks, field", [
+    (lambda d: d["host"].pop("cpu"), "host.cpu"),
+    (lambda d: d.pop("commit"), "commit"),
+    (lambda d: d["kernels"][1]["figures"]["mlir-rl"].pop("median_ms"),
+     "kernels[1].figures.mlir-rl.median_ms"),
+    (lambda d: d["kernels"][0].pop("figures"), "kernels[0].figures"),
+])
+def test_a_result_missing_a_field_is_a_clear_error(tmp_path, breaks, field):
+    doc = copy.deepcopy(_doc())
+    breaks(doc)
+    (tmp_path / "ops.json").write_text(json.dumps(doc))
+    with pytest.raises(R.ResultError, match=re.escape(f"ops.json: missing field '{field}'")):
+        R.render(tmp_path, tmp_path / "results.md")
+
+
+def test_a_result_of_another_kind_is_refused(tmp_path):
+    doc = _doc()
+    doc["threads"] = "two"
+    with pytest.raises(R.ResultError, match="field 'threads' should be int"):
+        R.validate(doc, "x.json")
+    doc = _doc()
+    doc["kernels"][0]["figures"]["inductor"] = {"status": "ok"}
+    with pytest.raises(R.ResultError, match="'inductor' is not a contender"):
+        R.validate(doc, "x.json")
+    (tmp_path / "a.json").write_text(json.dumps(_doc()))
+    (tmp_path / "b.json").write_text(json.dumps(_doc()))
+    with pytest.raises(R.ResultError, match=r"more than one result file for \['ops'\]"):
+        R.render(tmp_path, tmp_path / "results.md")
+
+
+def test_report_command(mlir_rl_cli, tmp_path):
+    R.save(_doc(), tmp_path / "ops.json")
+    r = subprocess.run([mlir_rl_cli, "report", "--results", str(tmp_path), "-o",
+                        str(tmp_path / "r.md")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "## Operator suite" in (tmp_path / "r.md").read_text()
+    doc = json.loads((tmp_path / "ops.json").read_text())
+    del doc["host"]
+    (tmp_path / "ops.json").write_text(json.dumps(doc))
+    r = subprocess.run([mlir_rl_cli, "report", "--results", str(tmp_path), "-o",
+                        str(tmp_path / "r.md")], capture_output=True, text=True)
+    assert r.returncode == 2 and "ops.json: missing field 'host'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_version_names_the_five_versions(mlir_rl_cli):
+    out = subprocess.run([mlir_rl_cli, "--version"], capture_output=True, text=True,
+                         check=True).stdout
+    lines = out.splitlines()
+    assert lines[0] == f"mlir-rl {mlir_rl.__version__}"
+    assert lines[1].startswith("LLVM/MLIR 22.")
+    import onnxruntime
+    assert lines[2].startswith(f"ONNX Runtime {onnxruntime.__version__} ")
+    assert lines[3].startswith("policy 20")  # named by its date
+    assert lines[4] == f"feature layout {mlir_rl.layout().hash}"
+
+
+def test_report_regenerates_the_readme_overview_between_its_markers(tmp_path):
+    R.save(_doc("ops"), tmp_path / "results" / "ops.json")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{R.README_BEGIN}\nstale table\n{R.README_END}\nafter\n")
+    written = R.render(tmp_path / "results", tmp_path / "results.md", readme=readme)
+    text = readme.read_text()
+    assert readme in written and "stale table" not in text
+    assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{R.README_END}\nafter\n")
+    # ops: mlir-rl 3.16x, PyTorch 3.16x over unscheduled (see _doc).
+    assert "| Operator suite (`ops`, over unscheduled) | 2 | 3.16 | 3.16 (PyTorch) | 1.00 |" in text
+    plain = tmp_path / "PLAIN.md"
+    plain.write_text("no markers\n")
+    assert plain not in R.render(tmp_path / "results", tmp_path / "results.md", readme=plain)
+    assert plain.read_text() == "no markers\n"
