@@ -101,7 +101,7 @@ def host_info() -> dict:
 
 
 # What a measurement depends on: a change elsewhere (docs) leaves it clean.
-_CODE_PATHS = ("cpp", "python", "models", "CMakeLists.txt", "pyproject.toml")
+_CODE_PATHS = ("cpp", "python", "models/policy.onnx", "CMakeLists.txt", "pyproject.toml")
 
 
 def git_commit(root: Optional[Path] = None) -> str:
