@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Reproduces the README's figures on this machine:
-#   runs/bench/        mlir-rl vs unscheduled vs PyTorch, torch.compile, IREE, numpy
-#                      on the operator suite (bench.json, bench.md, bench.png)
-#   runs/bench-models/ the same for ResNet-18, MobileNetV2, VGG-11 (torch-mlir import)
-#   runs/bench-lqcd/   the same for LQCD-style contractions
-#   runs/check-policy.json   the shipped policy through the plugin on unseen kernels
-#   runs/overhead.json       the policy's compile-time cost per op
+# Measures the figures of docs/results.md on this machine and regenerates it:
+# each suite's result document goes to docs/results/SUITE.json (replacing the
+# last one: the history is git's), then `mlir-rl report` renders
+# docs/results.md, the plots and the README's overview table.
+#
+#   scripts/bench.sh                 every suite below (about 1.5 hours on 2 cores)
+#   scripts/bench.sh ops unseen      only these
+#
+# ops, unseen, fresh: kernels vs PyTorch, torch.compile, IREE, numpy
+# models: whole networks imported with torch-mlir, mlir-rl-prepare -> pass -> lowering, vs torch.compile
+# torch-compile: the same networks through torch.compile(backend="mlir_rl") vs eager and inductor
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p runs
+mkdir -p runs docs/results
 scripts/setup.sh >runs/setup.log 2>&1 || { cat runs/setup.log; exit 1; }
 export PATH="$PWD/.venv/bin:$PATH"
-.venv/bin/python -m pip install -q "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0" "matplotlib>=3.7" "torch-mlir==20261001"
-THREADS="$(nproc)"
-mlir-rl bench --suite ops --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench
-# A failure here (e.g. a lowering that runs out of memory, as MobileNetV2's once
-# did) is reported and the other suites still run.
-mlir-rl bench --suite models --compare torch,inductor,iree --threads "$THREADS" --runs 5 --warmup 1 --out runs/bench-models \
-  || echo "bench.sh: the models suite failed (see README, known issues)" >&2
-mlir-rl bench --suite lqcd --compare torch,inductor,iree,numpy --threads "$THREADS" --runs 5 --out runs/bench-lqcd
-mlir-rl check-policy --threads "$THREADS" --runs 5 --json runs/check-policy.json
-mlir-rl overhead --suite all --repeat 5 --json runs/overhead.json
+THREADS="${THREADS:-2}"
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(ops unseen fresh models torch-compile)
+for suite in "${suites[@]}"; do
+  case "$suite" in
+    ops|unseen|fresh) args=(--compare torch,inductor,iree,numpy --runs 5) ;;
+    models) args=(--compare inductor --runs 5 --warmup 1) ;;
+    torch-compile) args=(--runs 5) ;;
+    *) echo "bench.sh: no suite '$suite' here (ops, unseen, fresh, models, torch-compile)" >&2; exit 2 ;;
+  esac
+  echo "== $suite"
+  # A failing suite is reported and the others still run.
+  mlir-rl bench --suite "$suite" "${args[@]}" --threads "$THREADS" --out "runs/bench-$suite" \
+    --json "docs/results/$suite.json" || echo "bench.sh: the $suite suite failed" >&2
+done
+mlir-rl report

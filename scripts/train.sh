@@ -49,8 +49,9 @@ mlir-rl train configs/ppo-finetune.toml --set init_actor=runs/round2.onnx \
 mlir-rl export runs/ppo-r3/checkpoint.pt -o runs/round3.onnx
 M=runs/fe.sqlite
 mlir-rl dataset -o runs/dataset-fe --seed 0 --thin --front-end
-# The thin programs v4j learnt from (the family's batch-1 linear layers in the
-# networks' form, thin_linear_torch_*, came after it: docs/learning.md).
+# The thin programs the policy of 2026-11-26 learnt from (the family's batch-1
+# linear layers in the networks' form, thin_linear_torch_*, came after it:
+# docs/learning.md).
 mlir-rl search --dataset runs/dataset-fe --split train --family thin --kind matmul,generic \
   --name thin_matmul_,thin_linear_gelu_,thin_layer_norm_ --budget 24 --local 40 --runs 3 \
   --policy runs/round3.onnx --policy-margin 1.2 --memo $M -o runs/demos-thin-fe.json

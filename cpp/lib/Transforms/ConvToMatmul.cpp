@@ -186,8 +186,8 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
   // become 8x8, 14x14 14x16, 28x28 28x32, or NHWC 784 rows 800, below; a
   // 3-channel 3x3 filter 3x3x4); the
   // extra outputs are computed and dropped. Up to 64, 14x14 became 16x16:
-  // 30 % more work, 15 % slower in a 256-channel conv (docs/results.md,
-  // session 20); 28x28 unpadded (up to 16) takes tiles of 16 rows at most,
+  // 30 % more work, 15 % slower in a 256-channel conv (measured
+  // 2026-11-27); 28x28 unpadded (up to 16) takes tiles of 16 rows at most,
   // 30 % slower. An RGB 3x3 filter padded to 3x3x8 (K = 72) was 2.7 times
   // the work of a memory-bound first layer.
   // The smallest a*b >= x*y (a >= x, b >= y; a == x when `onlyB`) that `m`

@@ -11,7 +11,7 @@
 // generic over (m, j, i, k) with A(m, k), Bp(j, k, i) and C viewed as
 // [M, N/NB, NB] (an expand_shape: C's layout does not change). On AVX2 a
 // 512x4608x896 matmul ran 2.4-3.4x faster packed, BERT's 256x768x3072 FFN
-// 2.9x (docs/results.md, session 14).
+// 2.9x (measured 2026-11-26).
 //
 // The policy was trained on plain matmuls and schedules the packed form
 // badly, so linalg-rl-schedule decides on the plain op and applies the
@@ -165,15 +165,15 @@ Value skipReshapes(Value v);
 /// along the rows (whole rows up to the innermost limit), then V. The
 /// policy gave the im2col copies 4-wide vectors in thousands of iterations
 /// (TP(4,4,1,0,4) on 56x56x1x1x64); by rule that 3x3 NHWC convolution ran
-/// 12-20 % faster (docs/results.md, session 19). A linalg.fill of at
+/// 12-20 % faster (measured 2026-11-27). A linalg.fill of at
 /// least two loops whose rows hold at least one vector gets the same
 /// schedule (its rows need not be whole vectors): the policy left the
 /// fills of padded inputs serial with 2-wide vectors (T(1,1,1,2) V on
 /// 1x144x58x58), which LLVM made a serial memset; by rule MobileNetV2 ran
-/// 7 % faster, VGG-11 10 % (docs/results.md, session 22). So does an
+/// 7 % faster, VGG-11 10 % (measured 2026-11-27). So does an
 /// elementwise generic whose operands all go through the identity map
 /// (mlir-rl-flatten-elementwise gives such ops whole-register rows: a
-/// 1x512x14x14 add ran 1.5x faster, docs/results.md, session 26). None when `op`
+/// 1x512x14x14 add ran 1.5x faster, measured 2026-11-28). None when `op`
 /// is neither or no tiling fits `legality` and `layout`'s candidates.
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
