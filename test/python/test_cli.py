@@ -192,3 +192,22 @@ def test_iree_compile_is_found_without_the_environment_on_path(monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     path = iree_compile_path()
     assert path.exists() and path.parent == Path(sys.executable).parent
+
+
+@pytest.mark.slow
+def test_bench_suite_writes_a_result_document(mlir_rl_cli, tmp_path):
+    """`mlir-rl bench --suite` prints its table and geomeans and writes the
+    result document that `mlir-rl report` renders."""
+    from mlir_rl.bench import report as R
+    out = tmp_path / "ops.json"
+    r = run(mlir_rl_cli, "bench", "--suite", "ops", "--kernels", "add_resnet_1x64x56x56",
+            "--compare", "numpy", "--runs", "2", "--threads", "2", "--out", str(tmp_path / "b"),
+            "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "| add_resnet_1x64x56x56 |" in r.stdout and "geomean speedup over" in r.stdout
+    doc = R.load(out)
+    assert doc["suite"] == "ops" and doc["contenders"] == ["unscheduled", "mlir-rl", "numpy"]
+    [k] = doc["kernels"]
+    assert k["figures"]["mlir-rl"]["status"] == "ok" and k["figures"]["numpy"]["status"] == "ok"
+    R.render(tmp_path, tmp_path / "results.md")
+    assert "add_resnet_1x64x56x56" in (tmp_path / "results.md").read_text()

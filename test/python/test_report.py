@@ -141,3 +141,20 @@ def test_report_regenerates_the_readme_overview_between_its_markers(tmp_path):
     plain.write_text("no markers\n")
     assert plain not in R.render(tmp_path / "results", tmp_path / "results.md", readme=plain)
     assert plain.read_text() == "no markers\n"
+
+
+def test_torch_compile_rows_become_a_result_with_eager_as_baseline():
+    from mlir_rl.bench import torch_compile as tc
+    row = {"name": "resnet18", "input": [1, 3, 224, 224], "eager_ms": [10.0, 12.0, 11.0],
+           "graphs": 1, "fallbacks": 0, "fallback_reasons": [],
+           "mlir_rl_cached_compile_s": 0.5, "mlir_rl_cache_hits": 1}
+    for label, ms, ok in (("inductor", [8.0, 8.0, 9.0], True), ("mlir_rl", [5.0, 6.0, 5.5], False)):
+        row.update({f"{label}_ms": ms, f"{label}_compile_s": 20.0,
+                    f"{label}_outputs_equal": ok, f"{label}_max_abs_error": 1e-5})
+    doc = tc.result_document([row], runs=3, warmup=1, threads=2, search=0)
+    assert doc["baseline"] == "eager" and doc["suite"] == "torch-compile"
+    f = doc["kernels"][0]["figures"]
+    assert f["eager"]["median_ms"] == 11.0 and f["inductor"]["min_ms"] == 8.0
+    # A model whose outputs differ from eager is reported as such, never as a speedup.
+    assert f["mlir-rl"]["status"] == "wrong_output" and R.speedups(doc)["resnet18"]["mlir-rl"] is None
+    assert "| resnet18 | 11.00 | 8.00 | 5.50 |" in tc.markdown(doc)

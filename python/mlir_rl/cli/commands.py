@@ -185,7 +185,8 @@ def cmd_bench(c: BenchCommand) -> int:
                                  only=tuple(k for k in c.kernels.split(",") if k),
                                  min_time=c.min_time, command=_command_line())
         out = peers.save(report, c.out)
-        print(peers.markdown(report))
+        from mlir_rl.bench import report as R
+        print(R.markdown_table(report))
         print(peers.summary(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}"
               f"{_copy_suite_json(c, out)}")
