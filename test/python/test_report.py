@@ -39,15 +39,35 @@ def test_speedups_and_geomeans_follow_the_figures():
     sp = R.speedups(doc)
     assert sp["matmul"]["mlir-rl"] == pytest.approx(5.0) and sp["conv"]["torch"] == pytest.approx(4.0)
     assert sp["matmul"]["iree"] is None  # failed: no speedup
-    gm, n = R.geomeans(doc)
+    g = R.geomeans(doc)
     # IREE failed everywhere, so it is not shown and every kernel counts.
-    assert n == 2 and "iree" not in gm
-    assert gm["mlir-rl"] == pytest.approx((5.0 * 2.0) ** 0.5)
-    assert gm["torch"] == pytest.approx((2.5 * 4.0) ** 0.5)
+    assert g.kernels == 2 and "iree" not in g.values and not g.partial
+    assert g.values["mlir-rl"] == pytest.approx((5.0 * 2.0) ** 0.5)
+    assert g.values["torch"] == pytest.approx((2.5 * 4.0) ** 0.5)
     table = R.markdown_table(doc)
     assert "| matmul | 10.00 | 5.00 | 2.50 | 2.00 |" in table  # mlir-rl 2x the best peer
     assert "| conv | 10.00 | 2.00 | 4.00 | 0.50 |" in table
     assert "**geomean** (2 of 2 kernels)" in table
+
+
+def test_a_peer_without_an_equivalent_does_not_shrink_the_geomean():
+    """numpy has no convolution (n/a): the geomeans are over every kernel,
+    numpy's over the ones it applies to, and it is not the best peer of the
+    geomean row; a failure still counts against every contender."""
+    doc = _doc(times={"matmul": (2.0, 4.0), "conv": (5.0, 2.5), "add": (1.0, 1.0)})
+    fig = doc["kernels"][0]["figures"]
+    fig["numpy"] = R.figure("ok", [0.0005] * 3)  # 20x on matmul
+    for k in doc["kernels"][1:]:
+        k["figures"]["numpy"] = {"status": "n/a", "detail": "no numpy equivalent"}
+    doc["contenders"].append("numpy")
+    g = R.geomeans(R.validate(doc))
+    assert g.kernels == 3 and g.partial == {"numpy": 1}
+    assert g.values["numpy"] == pytest.approx(20.0)
+    assert g.values["mlir-rl"] == pytest.approx((5.0 * 2.0 * 10.0) ** (1 / 3))
+    table = R.markdown_table(doc)
+    assert "| **geomean** (3 of 3 kernels) |" in table and "20.0 (on 1)" in table
+    # mlir-rl vs the best complete peer (PyTorch), not numpy's one kernel.
+    assert table.rstrip().endswith(f"| {g.values['mlir-rl'] / g.values['torch']:.2f} |")
 
 
 def test_report_renders_every_suite_with_a_plot(tmp_path):
@@ -136,7 +156,7 @@ def test_report_regenerates_the_readme_overview_between_its_markers(tmp_path):
     assert readme in written and "stale table" not in text
     assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{R.README_END}\nafter\n")
     # ops: mlir-rl 3.16x, PyTorch 3.16x over unscheduled (see _doc).
-    assert "| Operator suite (`ops`, over unscheduled) | 2 | 3.16 | 3.16 (PyTorch) | 1.00 |" in text
+    assert "| operator suite (`ops`, over unscheduled) | 2 | 3.16 | 3.16 (PyTorch) | 1.00 |" in text
     plain = tmp_path / "PLAIN.md"
     plain.write_text("no markers\n")
     assert plain not in R.render(tmp_path / "results", tmp_path / "results.md", readme=plain)

@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -235,13 +236,35 @@ def peers(doc: dict) -> list[str]:
     return [c for c in doc["contenders"] if c != doc["baseline"] and not c.startswith("mlir-rl")]
 
 
-def geomeans(doc: dict) -> tuple[dict[str, float], int]:
-    """Geomean speedup over the baseline per contender, over the kernels
-    where every contender has a figure; and how many kernels that is."""
+@dataclass
+class Geomeans:
+    """Geomean speedups over the baseline, over the kernels where every
+    contender that applies to every kernel has a figure (``kernels`` of
+    them). A contender with no equivalent for some kernels (numpy has no
+    convolution: ``n/a``) does not shrink that set: its geomean is over the
+    part of it where it has figures, and ``partial`` says how many."""
+
+    values: dict[str, float]
+    kernels: int
+    partial: dict[str, int]
+
+    def complete(self, contender: str) -> bool:
+        return contender in self.values and contender not in self.partial
+
+
+def geomeans(doc: dict) -> Geomeans:
     sp = speedups(doc)
     shown = [c for c in doc["contenders"] if any(sp[k][c] for k in sp)]
-    usable = [k for k in sp if all(sp[k][c] for c in shown)]
-    return {c: geomean(sp[k][c] for k in usable) for c in shown}, len(usable)
+    not_applicable = {c for c in shown for k in doc["kernels"]
+                      if k["figures"].get(c, {}).get("status") == "n/a"}
+    usable = [k for k in sp if all(sp[k][c] for c in shown if c not in not_applicable)]
+    values, partial = {}, {}
+    for c in shown:
+        have = [sp[k][c] for k in usable if sp[k][c]]
+        values[c] = geomean(have)
+        if c in not_applicable:
+            partial[c] = len(have)
+    return Geomeans(values, len(usable), partial)
 
 
 def _label(c: str) -> str:
@@ -282,12 +305,16 @@ def markdown_table(doc: dict) -> str:
             best = [row[c] for c in others if row[c]]
             cells.append(f"{row[mine] / max(best):.2f}" if best and row[mine] else "-")
         lines.append(f"| {k['name']} | " + " | ".join(cells) + " |")
-    gm, n = geomeans(doc)
-    cells = [""] + [_fmt(gm.get(c)) if gm.get(c) else "-" for c in shown]
+    g = geomeans(doc)
+    cells = [""]
+    for c in shown:
+        value = _fmt(g.values.get(c)) if g.values.get(c) else "-"
+        cells.append(f"{value} (on {g.partial[c]})" if c in g.partial else value)
     if mine and others:
-        best = [gm[c] for c in others if gm.get(c)]
-        cells.append(f"{gm[mine] / max(best):.2f}" if best and gm.get(mine) else "-")
-    lines.append(f"| **geomean** ({n} of {len(doc['kernels'])} kernels) | "
+        best = [g.values[c] for c in others if g.complete(c) and g.values[c]]
+        cells.append(f"{g.values[mine] / max(best):.2f}"
+                     if best and g.values.get(mine) else "-")
+    lines.append(f"| **geomean** ({g.kernels} of {len(doc['kernels'])} kernels) | "
                  + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -332,6 +359,12 @@ SUITE_TITLES = {
     "models": "Whole models imported with torch-mlir, through mlir-rl-prepare, the pass and the lowering",
     "torch-compile": "Whole models through torch.compile(backend=\"mlir_rl\")",
 }
+
+
+# Short names for the README's overview table.
+SUITE_NAMES = {"ops": "operator suite", "unseen": "unseen kernels",
+               "fresh": "second unseen set", "models": "whole models (torch-mlir, the pass)",
+               "torch-compile": "torch.compile(backend=\"mlir_rl\")"}
 
 
 def _order(doc: dict) -> tuple[int, str]:
@@ -390,7 +423,6 @@ def render(results_dir: str | Path, output: str | Path, html: Optional[str | Pat
     for doc in docs:
         png = plot(doc, results_dir / f"{_stem(doc)}.png")
         written.append(png)
-        gm, n = geomeans(doc)
         title = SUITE_TITLES.get(doc["suite"], doc["suite"])
         body = [_header(doc), "", markdown_table(doc)]
         notes = _notes(doc)
@@ -415,19 +447,20 @@ def overview_table(docs: list[dict]) -> str:
     lines = ["| suite | kernels | mlir-rl × | best peer × | mlir-rl vs best peer |",
              "|---|---|---|---|---|"]
     for doc in sorted(docs, key=_order):
-        gm, n = geomeans(doc)
-        best = max(((gm[c], c) for c in peers(doc) if gm.get(c)), default=None)
-        mine = gm.get("mlir-rl")
+        g = geomeans(doc)
+        best = max(((g.values[c], c) for c in peers(doc) if g.complete(c) and g.values[c]),
+                   default=None)
+        mine = g.values.get("mlir-rl")
         lines.append(
-            f"| {SUITE_TITLES.get(doc['suite'], doc['suite']).split(':')[0]} (`{doc['suite']}`, "
-            f"over {_label(doc['baseline'])}) | {n} | {_fmt(mine)} | "
+            f"| {SUITE_NAMES.get(doc['suite'], doc['suite'])} (`{doc['suite']}`, "
+            f"over {_label(doc['baseline'])}) | {g.kernels} | {_fmt(mine)} | "
             + (f"{_fmt(best[0])} ({_label(best[1])})" if best else "-") + " | "
             + (f"{mine / best[0]:.2f}" if best and mine else "-") + " |")
     hosts = sorted({f"{d['host']['cpu']} ({d['host']['vector_isa']}), {d['threads']} threads"
                     for d in docs})
     versions = sorted({f"{d['version']} ({d['date'][:10]})" for d in docs})
     lines += ["", f"mlir-rl {', '.join(versions)}; {'; '.join(hosts)}; geomeans over the "
-                  "kernels where every contender ran."]
+                  "kernels where every peer that has an equivalent ran."]
     return "\n".join(lines)
 
 
@@ -489,12 +522,13 @@ def _render_html(sections, path: Path, intro: str) -> Path:
 
 def summary(doc: dict) -> str:
     """Geomean speedups over the baseline, one line per contender."""
-    gm, n = geomeans(doc)
-    lines = [f"geomean speedup over {_label(doc['baseline'])} ({n} of {len(doc['kernels'])} "
-             "kernels where every contender ran):"]
-    for c, g in gm.items():
+    g = geomeans(doc)
+    lines = [f"geomean speedup over {_label(doc['baseline'])} ({g.kernels} of "
+             f"{len(doc['kernels'])} kernels where every contender that applies ran):"]
+    for c, value in g.values.items():
         if c == doc["baseline"]:
             continue
         lowest = min((s[c] for s in speedups(doc).values() if s[c]), default=0.0)
-        lines.append(f"  {_label(c):<20} {g:7.2f}x (lowest {lowest:.2f}x)")
+        lines.append(f"  {_label(c):<20} {value:7.2f}x (lowest {lowest:.2f}x)"
+                     + (f" on the {g.partial[c]} it applies to" if c in g.partial else ""))
     return "\n".join(lines)
