@@ -100,7 +100,7 @@
 // NO-HELPER: op 0 (linalg.fill): not tuned: it computes a constant; scheduled by the policy
 
 // NEGATIVE: error: linalg-rl-schedule: search, budget-ms, candidate-timeout-s and threads must not be negative
-// SAMPLE: error: linalg-rl-schedule: sample=true does not go with search or tuning-db
+// SAMPLE: error: linalg-rl-schedule: sample=true and decisions=random do not go with search or tuning-db
 
 func.func @mm_relu(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x64xf32> {
   %z = arith.constant 0.0 : f32

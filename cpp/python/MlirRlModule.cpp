@@ -741,7 +741,8 @@ NB_MODULE(_core, m) {
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
               bool rewriteWindows, bool padToTiles, bool packRhs,
-              bool registerTiles, bool copiesByRule) {
+              bool registerTiles, bool copiesByRule,
+              const std::string &decisions) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
@@ -749,7 +750,8 @@ NB_MODULE(_core, m) {
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
                                             error, observer, rewriteWindows,
                                             padToTiles, packRhs,
-                                            registerTiles, copiesByRule);
+                                            registerTiles, copiesByRule,
+                                            decisions);
              if (pending)
                throw *pending;
              if (!ok)
@@ -760,13 +762,15 @@ NB_MODULE(_core, m) {
            "on_step"_a = nb::none(), "rewrite_windows"_a = true,
            "pad_to_tiles"_a = true, "pack_rhs"_a = true,
            "register_tiles"_a = true, "copies_by_rule"_a = true,
+           "decisions"_a = "policy",
            "on_step(op_id, step, schedule_so_far), if given, is called before "
            "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
            "the pass's front end (before the first action; op ids "
            "renumbered). pack_rhs, register_tiles: as the pass's options "
            "(matmuls scheduled again with B packed into panels, or plain ones "
            "with a register tile, by the decisions on their plain form). "
-           "copies_by_rule: as the pass's copies-by-rule.")
+           "copies_by_rule: as the pass's copies-by-rule. decisions: as the "
+           "pass's decisions= (policy, heuristic, random).")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
               nb::object onStep, bool rewriteWindows, bool padToTiles) {

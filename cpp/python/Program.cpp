@@ -3,6 +3,7 @@
 
 #include "mlir-rl/ActionSpace/Decoding.h"
 #include "mlir-rl/ActionSpace/ScheduleText.h"
+#include "mlir-rl/Policy/DecisionSource.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Packing.h"
@@ -373,18 +374,39 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  const StepObserver &onStep,
                                  bool rewriteWindows, bool padToTiles,
                                  bool packRhs, bool registerTiles,
-                                 bool copiesByRule) {
-  OnnxPolicy *policy = getSharedPolicy(model, ortLib, error);
-  if (!policy)
+                                 bool copiesByRule,
+                                 const std::string &decisions) {
+  std::optional<DecisionSource> source = parseDecisionSource(decisions);
+  if (!source) {
+    error = "unknown decisions '" + decisions + "' (valid: " +
+            getDecisionSourceNames() + ")";
+    return false;
+  }
+  OnnxPolicy *policy = nullptr;
+  if (*source == DecisionSource::Policy &&
+      !(policy = getSharedPolicy(model, ortLib, error)))
     return false;
   // Flattened elementwise ops are scheduled by the copies' rule.
   if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error,
                            /*flattenElementwise=*/copiesByRule))
     return false;
+  // A copy: the front end and the rescheduling replace the scheduler.
+  const FeatureLayout layout = impl->scheduler->getLayout();
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
+    switch (*source) {
+    case DecisionSource::Heuristic:
+      return computeHeuristicLogits(layout, obs, logits, err);
+    case DecisionSource::Random:
+      computeUniformLogits(layout, logits);
+      return success();
+    case DecisionSource::Policy:
+      break;
+    }
     return policy->run(obs, mask, logits, err);
   };
+  // As the pass: random decisions are uniform logits, sampled.
+  sample = sample || *source == DecisionSource::Random;
   // As the pass: decided on the plain matmuls, applied to packed or
   // register-tiled ones.
   Rescheduling opts;
@@ -395,10 +417,10 @@ bool Program::scheduleWithPolicy(const std::string &model,
   if (!impl->scheduler->hasApplied() &&
       hasOpsToReschedule(*impl->module, opts))
     unscheduled = cast<ModuleOp>(impl->module->clone());
-  int64_t hits = policy->getNumMemoHits();
+  int64_t hits = policy ? policy->getNumMemoHits() : 0;
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
-  info.memoHits = policy->getNumMemoHits() - hits;
+  info.memoHits = policy ? policy->getNumMemoHits() - hits : 0;
   if (ok && unscheduled) {
     std::unique_ptr<Scheduler> packed = reschedule(
         *impl->scheduler, *unscheduled, run, opts, VerifyScope::Touched,

@@ -147,14 +147,16 @@ public:
   /// Schedules every op with the ONNX policy at `model` (empty: default),
   /// as the pass does. Returns false and sets `error` on a model problem.
   /// `rewriteWindows`, `padToTiles`: as the pass's front end (before the
-  /// first action; op ids are renumbered).
+  /// first action; op ids are renumbered). `decisions`: the pass's
+  /// decisions= (policy, heuristic, random: DecisionSource.h).
   bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
                           bool sample, uint64_t seed, PolicyRunInfo &info,
                           std::string &error,
                           const StepObserver &onStep = nullptr,
                           bool rewriteWindows = true, bool padToTiles = true,
                           bool packRhs = true, bool registerTiles = true,
-                          bool copiesByRule = true);
+                          bool copiesByRule = true,
+                          const std::string &decisions = "policy");
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,

@@ -373,8 +373,15 @@ class Module:
                              pad_to_tiles: bool = True,
                              pack_rhs: bool = True,
                              register_tiles: bool = True,
-                             copies_by_rule: bool = True) -> dict:
+                             copies_by_rule: bool = True,
+                             decisions: str = "policy") -> dict:
         """Schedule every op with an ONNX policy, exactly as the pass does.
+
+        ``decisions`` (the pass's ``decisions=``): ``policy`` (the ONNX
+        policy ``model``), ``heuristic`` (a documented non-learned default:
+        the outer parallel loops split into at least 8 tiles, the inside
+        tiled for vectors, vectorized) or ``random`` (mask-legal random
+        decisions drawn with ``seed``); everything else is the same.
 
         The pass's front end, before the first action: ``rewrite_windows``
         (``rewrite-windows``): 2-D convolutions become im2col + matmul and
@@ -409,7 +416,7 @@ class Module:
                                                       on_step, rewrite_windows,
                                                       pad_to_tiles, pack_rhs,
                                                       register_tiles,
-                                                      copies_by_rule)
+                                                      copies_by_rule, decisions)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/OpAnalysis.h"
+#include "mlir-rl/Policy/DecisionSource.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Packing.h"
@@ -91,6 +92,14 @@ struct LinalgRlSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<DecisionSource> parsedSource = parseDecisionSource(decisions);
+    if (!parsedSource) {
+      module.emitError() << "linalg-rl-schedule: unknown decisions '"
+                         << decisions << "' (valid: "
+                         << getDecisionSourceNames() << ")";
+      return signalPassFailure();
+    }
+    source = *parsedSource;
     // Selection: parse the schedule before touching the IR.
     std::string error;
     std::optional<ExplicitSchedule> explicitSchedule =
@@ -289,12 +298,23 @@ struct LinalgRlSchedulePass
     return success();
   }
 
-  /// The loaded policy as a callable (PolicyFn refers to it: keep it alive).
+  /// The decision source as a callable (PolicyFn refers to it: keep it
+  /// alive): the loaded policy, the heuristic or uniform logits.
   std::function<LogicalResult(ArrayRef<float>, ArrayRef<uint8_t>,
                               PolicyLogits &, std::string &)>
   makePolicyFn() {
-    return [this](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
-                  PolicyLogits &logits, std::string &err) {
+    const FeatureLayout &layout = ActionSpaceConfig::getDefault().layout;
+    return [this, &layout](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                           PolicyLogits &logits, std::string &err) {
+      switch (source) {
+      case DecisionSource::Heuristic:
+        return computeHeuristicLogits(layout, obs, logits, err);
+      case DecisionSource::Random:
+        computeUniformLogits(layout, logits);
+        return success();
+      case DecisionSource::Policy:
+        break;
+      }
       return policy->run(obs, mask, logits, err);
     };
   }
@@ -305,7 +325,7 @@ struct LinalgRlSchedulePass
   LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler,
                                    VerifyScope verifyScope,
                                    OwningOpRef<ModuleOp> &revertTo) {
-    if (!policy) {
+    if (!policy && source == DecisionSource::Policy) {
       std::string error;
       policy = OnnxPolicy::load(modelPath, ortLib, scheduler.getLayout(),
                                 error);
@@ -316,7 +336,8 @@ struct LinalgRlSchedulePass
       }
     }
     PolicyRunOptions options;
-    options.sample = sample;
+    // Random decisions are uniform logits, sampled.
+    options.sample = sample || source == DecisionSource::Random;
     options.seed = seed;
     PolicyStats stats;
     std::string error;
@@ -328,10 +349,10 @@ struct LinalgRlSchedulePass
       scheduler.removeTags();
       return failure();
     }
-    if ((search > 0 || !tuningDb.empty()) && sample) {
-      module.emitError() << "linalg-rl-schedule: sample=true does not go "
-                            "with search or tuning-db (they apply measured "
-                            "schedules)";
+    if ((search > 0 || !tuningDb.empty()) && options.sample) {
+      module.emitError() << "linalg-rl-schedule: sample=true and "
+                            "decisions=random do not go with search or "
+                            "tuning-db (they apply measured schedules)";
       scheduler.removeTags();
       return failure();
     }
@@ -452,6 +473,7 @@ struct LinalgRlSchedulePass
   }
 
   std::shared_ptr<OnnxPolicy> policy;
+  DecisionSource source = DecisionSource::Policy;
   /// The front end's passes that ran (dump-schedule's prelude).
   std::vector<PassStep> frontEndSteps;
 };

@@ -29,6 +29,8 @@ import numpy as np
 from mlir_rl.data import kernels as K
 
 COMPARATORS = ("torch", "inductor", "iree", "numpy", "iree-spec")
+# The pass's decision sources (decisions=); the policy is the contender mlir-rl.
+DECISION_SOURCES = ("policy", "heuristic", "random")
 
 
 @dataclass
@@ -305,6 +307,7 @@ class KernelResult:
     figures: dict = field(default_factory=dict)   # comparator -> Figure
     tuning: dict = field(default_factory=dict)    # with search: time, schedule
     runs: int = 0                                 # timed calls per contender
+    schedules: dict = field(default_factory=dict)  # other decision sources' schedules
 
 
 def runs_for_min_time(fns: list, runs: int, min_time: float, most: int = 100) -> int:
@@ -471,7 +474,8 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
               warmup: int = 2, threads: int = 2, progress: bool = True,
               suite_name: str = "ops", prepare: bool = False, search: int = 0,
               tuning_db: str = "", only: tuple[str, ...] = (),
-              min_time: float = 0.0, command: str = "") -> dict:
+              min_time: float = 0.0, command: str = "",
+              decisions: tuple[str, ...] = ()) -> dict:
     """Run a suite (``only``: just the kernels of these names); returns its
     result document (bench/report.py's schema; ``command``: how it was run). mlir-rl's programs go
     through mlir-rl-prepare first with ``prepare`` and always for the
@@ -481,7 +485,10 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     with its tuning time. ``min_time``: a kernel whose fastest program
     would be timed for less than this many seconds in ``runs`` calls gets
     more calls (at most 100 times ``runs``), every contender the same
-    number; the kernel's ``runs`` in the report says how many. The peers run in a spawned process, which imports
+    number; the kernel's ``runs`` in the report says how many.
+    ``decisions``: the pass's other decision sources (``heuristic``,
+    ``random``) as contenders too (``mlir-rl-heuristic``, ...), through
+    the same front end, rules and lowering: the ablation of the policy. The peers run in a spawned process, which imports
     the calling script: a script must call this under
     ``if __name__ == "__main__":``."""
     import torch
@@ -491,6 +498,11 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     from mlir_rl.passes import run_pass
     from mlir_rl.tuning import MODULE_CHECK, TUNED_OP
     torch.set_num_threads(threads)
+    sources = [d for d in decisions if d != "policy"]
+    unknown = [d for d in sources if d not in DECISION_SOURCES]
+    if unknown:
+        raise ValueError(f"unknown decision sources {unknown}; valid: "
+                         f"{', '.join(DECISION_SOURCES)}")
     suite = SUITES[suite_name]()
     if only:
         unknown = set(only) - {k.name for k in suite}
@@ -527,6 +539,14 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
             programs["mlir-rl"] = result.ir
         except ScheduleError as e:
             res.figures["mlir-rl"] = Figure("failed", detail=str(e)[-500:])
+        for source in sources:
+            try:
+                other = run_pass(k.text, model=model, name=k.name, prepare=prep,
+                                 extra=[f"decisions={source}"])
+                res.schedules[f"mlir-rl-{source}"] = other.schedule
+                programs[f"mlir-rl-{source}"] = other.ir
+            except ScheduleError as e:
+                res.figures[f"mlir-rl-{source}"] = Figure("failed", detail=str(e)[-500:])
         if search > 0:
             try:
                 extra = [f"search={search}", f"threads={threads}"]
@@ -580,15 +600,17 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
         results.append(res)
     close_pool()
     from mlir_rl.bench import report as R
-    contenders = ["unscheduled", "mlir-rl", *(["mlir-rl-search"] if search > 0 else []),
-                  *compare]
+    contenders = ["unscheduled", "mlir-rl", *(f"mlir-rl-{s}" for s in sources),
+                  *(["mlir-rl-search"] if search > 0 else []), *compare]
     kernels = [{"name": r.name, "schedule": r.schedule, "runs": r.runs,
                 **({"tuning": r.tuning} if r.tuning else {}),
+                **({"schedules": r.schedules} if r.schedules else {}),
                 "figures": {c: _as_result_figure(f) for c, f in r.figures.items()}}
                for r in results]
     return R.new_result(
         suite_name, "unscheduled", contenders, kernels, threads, command=command, model=model,
         settings={"runs": runs, "warmup": warmup, "min_time": min_time, "search": search,
+                  "decisions": ["policy", *sources],
                   "prepared": prepare or suite_name in PREPARED_SUITES,
                   "python": platform.python_version(), "torch": torch.__version__})
 

@@ -45,6 +45,7 @@ SCHEMA = "mlir-rl-result/1"
 
 # Display names of contenders (others are shown as they are).
 LABELS = {"unscheduled": "unscheduled", "mlir-rl": "mlir-rl", "mlir-rl-search": "mlir-rl search",
+          "mlir-rl-heuristic": "heuristic", "mlir-rl-random": "random decisions",
           "torch": "PyTorch", "inductor": "torch.compile", "iree": "IREE", "numpy": "numpy",
           "iree-spec": "IREE + mlir-rl spec", "eager": "PyTorch eager"}
 

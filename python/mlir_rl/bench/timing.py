@@ -27,6 +27,8 @@ class BenchConfig:
     threads: int = field(default=os.cpu_count() or 1, metadata={"help": "OpenMP threads for both programs"})
     seed: int = field(default=0, metadata={"help": "seed of the random inputs"})
     function: str = field(default="", metadata={"help": "function to time (default: the first public one)"})
+    decisions: str = field(default="policy", metadata={
+        "help": "without a schedule: the pass's decision source (policy, heuristic, random)"})
     prepare: bool = field(default=False, metadata={
         "help": "run mlir-rl-prepare before scheduling (imported models; with --suite: "
                 "for every suite, the models suite always prepares); the baseline stays "
@@ -107,7 +109,7 @@ def bench_module(module: Module, schedule: str,
     if schedule:
         scheduled.apply_schedule(schedule)
     else:
-        scheduled.schedule_with_policy(model)
+        scheduled.schedule_with_policy(model, decisions=config.decisions, seed=config.seed)
 
     # Compiled once each and timed in alternating rounds (the machine's
     # speed drifts between one program's runs and the other's).

@@ -133,6 +133,11 @@ class BenchCommand:
     threads: int = option(CPUS, help="OpenMP threads for every contender")
     seed: int = option(0, help="seed of the random inputs")
     function: str = option("", help="function to time (default: the first public one)")
+    decisions: str = option("policy", help="where the pass's decisions come from: policy, "
+                            "heuristic, random (decisions=; random draws with --seed). With "
+                            "--suite, a comma-separated list: the policy is always timed "
+                            "(mlir-rl), each other source is one more contender "
+                            "(mlir-rl-heuristic, mlir-rl-random): the ablation")
     prepare: bool = option(False, help="run mlir-rl-prepare before scheduling FILE (imported "
                                        "models); the baseline is FILE as given")
     search: int = option(0, help="--suite: also the pass with compile-time tuning "
@@ -183,7 +188,8 @@ def cmd_bench(c: BenchCommand) -> int:
                                  threads=c.threads, suite_name=c.suite, prepare=c.prepare,
                                  search=c.search, tuning_db=c.tuning_db,
                                  only=tuple(k for k in c.kernels.split(",") if k),
-                                 min_time=c.min_time, command=_command_line())
+                                 min_time=c.min_time, command=_command_line(),
+                                 decisions=tuple(d for d in c.decisions.split(",") if d))
         out = peers.save(report, c.out)
         from mlir_rl.bench import report as R
         print(R.markdown_table(report))
@@ -195,7 +201,7 @@ def cmd_bench(c: BenchCommand) -> int:
         raise ValueError("bench needs FILE or --suite")
     from mlir_rl.bench.timing import BenchConfig, bench_file
     config = BenchConfig(runs=c.runs, warmup=c.warmup, threads=c.threads, seed=c.seed,
-                         function=c.function, prepare=c.prepare)
+                         function=c.function, prepare=c.prepare, decisions=c.decisions)
     result = bench_file(c.file, c.schedule or "", config, model=c.model)
     print(result.summary())
     if c.json:

@@ -39,6 +39,8 @@ class FuzzConfig:
     random_schedules: int = option(6, help="random mask-legal schedules per program")
     sampled_schedules: int = option(2, help="policy schedules sampled per program")
     no_greedy: bool = option(False, help="no greedy policy schedule")
+    no_baselines: bool = option(False, help="no schedule by the pass's other decision "
+                                "sources (decisions=heuristic, decisions=random with a seed)")
     no_prepared: bool = option(False, help="no greedy policy schedule of the program through "
                                            "mlir-rl-prepare")
     threads: int = option(2, help="OpenMP threads of each run")
@@ -57,6 +59,8 @@ def specs_for(cfg: FuzzConfig, index: int) -> list[Spec]:
     specs += [Spec("sampled", base + 8 + k) for k in range(cfg.sampled_schedules)]
     if not cfg.no_greedy:
         specs.append(Spec("greedy"))
+    if not cfg.no_baselines:
+        specs += [Spec("heuristic"), Spec("uniform", base + 12)]
     if not cfg.no_prepared:
         specs.append(Spec("prepared"))
     return specs
@@ -265,8 +269,10 @@ def _reproducer(f: Failure, program: FuzzProgram, schedule: str, path: Path) -> 
                   "// or: mlir-opt-22 --load-pass-plugin=$(mlir-rl plugin-path) "
                   f"--pass-pipeline='builtin.module(linalg-rl-schedule{{schedule=\"{schedule}\"}},"
                   f"mlir-rl-lower)' {path.name}"]
-    if f.spec.source in ("sampled", "greedy"):
-        opts = "sample=true seed=%d" % f.spec.seed if f.spec.source == "sampled" else ""
+    if f.spec.source in ("sampled", "greedy", "heuristic", "uniform"):
+        opts = {"sampled": f"sample=true seed={f.spec.seed}", "greedy": "",
+                "heuristic": "decisions=heuristic",
+                "uniform": f"decisions=random seed={f.spec.seed}"}[f.spec.source]
         lines.append("// the policy run: mlir-opt-22 --load-pass-plugin=$(mlir-rl plugin-path) "
                      f"--pass-pipeline='builtin.module(linalg-rl-schedule{{{opts}}},mlir-rl-lower)' "
                      f"{path.name}")

@@ -24,18 +24,24 @@ FAILURES = ("wrong_output", "invalid_ir", "lowering_failed", "illegal", "error",
 @dataclass
 class Spec:
     """Where a schedule comes from: random mask-legal choices (seeded), the
-    policy (sampled with a seed, or greedy), the greedy policy on the
-    program through mlir-rl-prepare first (``prepared``, the models' path),
-    or an explicit text."""
+    policy (sampled with a seed, or greedy), the pass's other decision
+    sources (``heuristic``; ``uniform``: decisions=random with a seed), the
+    greedy policy on the program through mlir-rl-prepare first
+    (``prepared``, the models' path), or an explicit text."""
 
-    source: str              # random | sampled | greedy | prepared | explicit
+    source: str              # random | sampled | greedy | heuristic | uniform | prepared | explicit
     seed: int = 0
     schedule: str = ""       # explicit only
 
     def label(self) -> str:
-        if self.source in ("random", "sampled"):
+        if self.source in ("random", "sampled", "uniform"):
             return f"{self.source}:{self.seed}"
         return self.source
+
+
+# The pass's decision source (decisions=) of each source of schedules that
+# goes through it; the others are the policy's.
+DECISIONS = {"heuristic": "heuristic", "uniform": "random"}
 
 
 @dataclass
@@ -150,7 +156,8 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
         tell({"stage": "schedule", "schedule": text, "step": f"op {op}: {step}"})
     try:
         info = m.schedule_with_policy(cfg.model, sample=spec.source == "sampled",
-                                      seed=spec.seed, on_step=on_step)
+                                      seed=spec.seed, on_step=on_step,
+                                      decisions=DECISIONS.get(spec.source, "policy"))
     except mlir_rl.ScheduleError as e:
         return {"status": "error", "detail": f"the policy run failed: {e}"}
     return {"declined": len(info["warnings"])}

@@ -35,7 +35,9 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     (`model=`, default the shipped models/policy.onnx) runs in-process
     through ONNX Runtime on each op's features and masks, and its logits are
     decoded (greedy, or sampled with `sample=true seed=S`) into actions until
-    every op's schedule is complete.
+    every op's schedule is complete. `decisions=heuristic` decides with a
+    documented non-learned default instead, `decisions=random` with
+    mask-legal random decisions (`seed=`): the baselines of the policy.
 
     With the policy, 2-D convolutions, poolings and NCHW depthwise
     convolutions are first rewritten into the forms it schedules well
@@ -75,6 +77,13 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     Option<"usePolicy", "policy", "bool", /*default=*/"true",
            "Without an explicit schedule, schedule every op with the ONNX "
            "policy (false: leave the IR as it is)">,
+    Option<"decisions", "decisions", "std::string", /*default=*/"\"policy\"",
+           "Where the decisions come from without an explicit schedule: "
+           "policy (the ONNX policy, model=), heuristic (a non-learned "
+           "default: the outer parallel loops split into at least 8 tiles, "
+           "the inside tiled for vectors, vectorized) or random (mask-legal "
+           "random decisions drawn with seed=). The front end and the rules "
+           "after the decisions are the same for all three">,
     Option<"modelPath", "model", "std::string", /*default=*/"",
            "ONNX policy (default: models/policy.onnx of the installation)">,
     Option<"ortLib", "ort-lib", "std::string", /*default=*/"",
