@@ -7,7 +7,8 @@
 #   scripts/bench.sh                 every suite below (about 1.5 hours on 2 cores)
 #   scripts/bench.sh ops unseen      only these
 #
-# ops, unseen, fresh: kernels vs PyTorch, torch.compile, IREE, numpy
+# ops, unseen, fresh: kernels vs PyTorch, torch.compile, IREE, numpy, and the
+#   pass's other decision sources (the heuristic, random decisions): the ablation
 # models: whole networks imported with torch-mlir, mlir-rl-prepare -> pass -> lowering, vs torch.compile
 # torch-compile: the same networks through torch.compile(backend="mlir_rl") vs eager and inductor
 set -euo pipefail
@@ -20,7 +21,7 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(ops unseen fresh models torch-compile)
 for suite in "${suites[@]}"; do
   case "$suite" in
-    ops|unseen|fresh) args=(--compare torch,inductor,iree,numpy --runs 5) ;;
+    ops|unseen|fresh) args=(--compare torch,inductor,iree,numpy --decisions policy,heuristic,random --runs 5) ;;
     models) args=(--compare inductor --runs 5 --warmup 1) ;;
     torch-compile) args=(--runs 5) ;;
     *) echo "bench.sh: no suite '$suite' here (ops, unseen, fresh, models, torch-compile)" >&2; exit 2 ;;
