@@ -156,7 +156,7 @@ def test_report_regenerates_the_readme_overview_between_its_markers(tmp_path):
     assert readme in written and "stale table" not in text
     assert text.startswith("# x\n\nbefore\n") and text.endswith(f"{R.README_END}\nafter\n")
     # ops: mlir-rl 3.16x, PyTorch 3.16x over unscheduled (see _doc).
-    assert "| operator suite (`ops`, over unscheduled) | 2 | 3.16 | 3.16 (PyTorch) | 1.00 |" in text
+    assert "| operator suite (`ops`, over unscheduled) | 2 | 3.16 | - | 3.16 (PyTorch) | 1.00 |" in text
     plain = tmp_path / "PLAIN.md"
     plain.write_text("no markers\n")
     assert plain not in R.render(tmp_path / "results", tmp_path / "results.md", readme=plain)

@@ -234,8 +234,10 @@ REPORT_INTRO = (
     "models); a contender whose output differs is reported as such, never as a "
     "speedup. Speedups are over the suite's baseline (×: higher is faster); "
     "\"mlir-rl vs best peer\" is mlir-rl's speedup over the fastest of the others "
-    "(> 1: mlir-rl is faster). Timing on a shared 2-core machine is noisy: compare "
-    "figures within one table, not across tables.")
+    "(> 1: mlir-rl is faster). \"heuristic\" and \"random decisions\" are the same "
+    "pass, front end, rules and lowering with decisions=heuristic or decisions=random "
+    "instead of the policy: what the policy's decisions add. Timing on a shared 2-core "
+    "machine is noisy: compare figures within one table, not across tables.")
 
 
 def cmd_report(c: ReportConfig) -> int:
