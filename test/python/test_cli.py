@@ -211,3 +211,16 @@ def test_bench_suite_writes_a_result_document(mlir_rl_cli, tmp_path):
     assert k["figures"]["mlir-rl"]["status"] == "ok" and k["figures"]["numpy"]["status"] == "ok"
     R.render(tmp_path, tmp_path / "results.md")
     assert "add_resnet_1x64x56x56" in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.slow
+def test_check_policy_writes_a_result_document(mlir_rl_cli, tmp_path):
+    from mlir_rl.bench import report as R
+    from mlir_rl.data.suites import unseen_suite
+    out = tmp_path / "check.json"
+    r = run(mlir_rl_cli, "check-policy", "--runs", "1", "--threads", "2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = R.load(out)
+    assert doc["suite"] == "check-policy" and doc["baseline"] == "unscheduled"
+    assert [k["name"] for k in doc["kernels"]] == list(unseen_suite())
+    assert all(k["figures"]["mlir-rl"]["status"] == "ok" for k in doc["kernels"])

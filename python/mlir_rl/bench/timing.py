@@ -281,6 +281,8 @@ class PolicyCheckRow:
     speedup: float
     outputs_match: bool
     max_abs_error: float
+    baseline_seconds: list = field(default_factory=list)   # each timed call
+    scheduled_seconds: list = field(default_factory=list)
 
 
 def check_policy_through_plugin(suite: dict[str, str], model: str = "", runs: int = 5,
@@ -298,7 +300,7 @@ def check_policy_through_plugin(suite: dict[str, str], model: str = "", runs: in
         ok, err = outputs_match(sched.outputs, base.outputs)
         rows.append(PolicyCheckRow(name, result.schedule, base.median * 1e3,
                                    sched.median * 1e3, speedup(base.median, sched.median),
-                                   ok, err))
+                                   ok, err, list(base.seconds), list(sched.seconds)))
     return rows
 
 

@@ -256,7 +256,8 @@ class CheckPolicyConfig:
     model: str = option("", help="ONNX policy (default: the shipped one)")
     runs: int = option(5, help="timed runs per program")
     threads: int = option(CPUS, help="OpenMP threads")
-    json: Optional[str] = option(None, help="also write the figures as JSON")
+    json: Optional[str] = option(None, help="also write the result document (JSON, the "
+                                 "schema of mlir_rl.bench.report)")
     prepare: bool = option(False, help="run mlir-rl-prepare before the pass (the pipeline "
                            "for imported models); the baseline is the kernel as given")
 
@@ -277,9 +278,14 @@ def cmd_check_policy(c: CheckPolicyConfig) -> int:
     print(f"\ngeomean speedup {geo:.2f}x over {len(rows)} kernels; {slower} slower than "
           f"unscheduled; outputs equal: {all(r.outputs_match for r in rows)}")
     if c.json:
-        Path(c.json).write_text(json.dumps({"geomean": geo, "slower": slower,
-                                            "rows": [dataclasses.asdict(r) for r in rows]},
-                                           indent=2) + "\n")
+        from mlir_rl.bench import report as R
+        kernels = [{"name": r.name, "schedule": r.schedule, "runs": c.runs, "figures": {
+            "unscheduled": R.figure("ok", r.baseline_seconds),
+            "mlir-rl": R.figure("ok" if r.outputs_match else "wrong_output", r.scheduled_seconds,
+                                f"max abs error {r.max_abs_error:.3g}")}} for r in rows]
+        R.save(R.new_result("check-policy", "unscheduled", ["unscheduled", "mlir-rl"], kernels,
+                            c.threads, settings={"runs": c.runs, "prepared": c.prepare},
+                            command=_command_line(), model=c.model), c.json)
     return 0 if all(r.outputs_match for r in rows) else 3
 
 
