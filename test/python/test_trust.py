@@ -432,7 +432,9 @@ def test_fuzz_command_writes_a_report(mlir_rl_cli, tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["programs"] == 3 and report["failures"] == 0
     assert report["pairs"] >= 3
-    assert set(report["by_source"]) <= {"random", "sampled", "greedy", "prepared"}
-    assert report["by_source"].get("prepared", 0) >= 1
+    assert set(report["by_source"]) <= {"random", "sampled", "greedy", "heuristic", "uniform",
+                                        "prepared"}
+    for source in ("prepared", "heuristic", "uniform"):  # the pass's decision sources too
+        assert report["by_source"].get(source, 0) >= 1, source
     assert report["command"].startswith("mlir-rl fuzz --programs 3")
     assert report["layout_hash"] == mlir_rl.layout().hash
