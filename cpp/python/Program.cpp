@@ -394,16 +394,8 @@ bool Program::scheduleWithPolicy(const std::string &model,
   const FeatureLayout layout = impl->scheduler->getLayout();
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
-    switch (*source) {
-    case DecisionSource::Heuristic:
-      return computeHeuristicLogits(layout, obs, logits, err);
-    case DecisionSource::Random:
-      computeUniformLogits(layout, logits);
-      return success();
-    case DecisionSource::Policy:
-      break;
-    }
-    return policy->run(obs, mask, logits, err);
+    return computeDecisionLogits(*source, layout, policy, obs, mask, logits,
+                                 err);
   };
   // As the pass: random decisions are uniform logits, sampled.
   sample = sample || *source == DecisionSource::Random;

@@ -1,5 +1,6 @@
 //===- DecisionSource.cpp - The heuristic and random decision sources -----===//
 #include "mlir-rl/Policy/DecisionSource.h"
+#include "mlir-rl/Policy/OnnxPolicy.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -209,6 +210,28 @@ LogicalResult computeHeuristicLogits(const FeatureLayout &layout,
               getParallelTiles(layout, v), logits);
   preferSizes(layout, ActionKind::Tiling, getInnerTiles(layout, v), logits);
   return success();
+}
+
+LogicalResult computeDecisionLogits(DecisionSource source,
+                                    const FeatureLayout &layout,
+                                    OnnxPolicy *policy,
+                                    ArrayRef<float> observation,
+                                    ArrayRef<uint8_t> mask,
+                                    PolicyLogits &logits, std::string &error) {
+  switch (source) {
+  case DecisionSource::Heuristic:
+    return computeHeuristicLogits(layout, observation, logits, error);
+  case DecisionSource::Random:
+    computeUniformLogits(layout, logits);
+    return success();
+  case DecisionSource::Policy:
+    break;
+  }
+  if (!policy) {
+    error = "no policy loaded for decisions=policy";
+    return failure();
+  }
+  return policy->run(observation, mask, logits, error);
 }
 
 } // namespace mlir::rl

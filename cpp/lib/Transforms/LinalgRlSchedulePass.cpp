@@ -306,16 +306,8 @@ struct LinalgRlSchedulePass
     const FeatureLayout &layout = ActionSpaceConfig::getDefault().layout;
     return [this, &layout](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                            PolicyLogits &logits, std::string &err) {
-      switch (source) {
-      case DecisionSource::Heuristic:
-        return computeHeuristicLogits(layout, obs, logits, err);
-      case DecisionSource::Random:
-        computeUniformLogits(layout, logits);
-        return success();
-      case DecisionSource::Policy:
-        break;
-      }
-      return policy->run(obs, mask, logits, err);
+      return computeDecisionLogits(source, layout, policy.get(), obs, mask,
+                                   logits, err);
     };
   }
 

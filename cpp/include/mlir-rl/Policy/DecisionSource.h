@@ -70,6 +70,18 @@ LogicalResult computeHeuristicLogits(const FeatureLayout &layout,
 /// sampling: the random source).
 void computeUniformLogits(const FeatureLayout &layout, PolicyLogits &logits);
 
+class OnnxPolicy;
+
+/// `source`'s logits for one op: the loaded `policy`'s (which
+/// DecisionSource::Policy needs; the others ignore it), the heuristic's or
+/// uniform ones. What every caller that schedules with a source runs.
+LogicalResult computeDecisionLogits(DecisionSource source,
+                                    const FeatureLayout &layout,
+                                    OnnxPolicy *policy,
+                                    ArrayRef<float> observation,
+                                    ArrayRef<uint8_t> mask,
+                                    PolicyLogits &logits, std::string &error);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_POLICY_DECISIONSOURCE_H
