@@ -31,4 +31,4 @@ for suite in "${suites[@]}"; do
   mlir-rl bench --suite "$suite" "${args[@]}" --threads "$THREADS" --out "runs/bench-$suite" \
     --json "docs/results/$suite.json" || echo "bench.sh: the $suite suite failed" >&2
 done
-mlir-rl report
+mlir-rl report --readme README.md

@@ -121,11 +121,17 @@ def test_a_result_of_another_kind_is_refused(tmp_path):
 
 
 def test_report_command(mlir_rl_cli, tmp_path):
+    from pathlib import Path
+    readme = Path(__file__).parents[2] / "README.md"
+    before = readme.read_text()
     R.save(_doc(), tmp_path / "ops.json")
     r = subprocess.run([mlir_rl_cli, "report", "--results", str(tmp_path), "-o",
-                        str(tmp_path / "r.md")], capture_output=True, text=True)
+                        str(tmp_path / "r.md")], capture_output=True, text=True,
+                       cwd=readme.parent)
     assert r.returncode == 0, r.stderr
     assert "## Operator suite" in (tmp_path / "r.md").read_text()
+    # Only --readme names a README to rewrite: the project's stays as it is.
+    assert readme.read_text() == before
     doc = json.loads((tmp_path / "ops.json").read_text())
     del doc["host"]
     (tmp_path / "ops.json").write_text(json.dumps(doc))

@@ -223,9 +223,9 @@ class ReportConfig:
     output: str = option("docs/results.md", help="the Markdown report",
                          flags=("-o", "--output"))
     html: Optional[str] = option(None, help="also one HTML page with the plots inline")
-    readme: str = option("README.md", help="a README whose overview table (between the "
-                         "'results:begin' and 'results:end' markers) is regenerated; "
-                         "one without the markers is left alone ('' = none)")
+    readme: str = option("", help="also regenerate this README's overview table (between "
+                         "its 'results:begin' and 'results:end' markers; scripts/bench.sh "
+                         "passes README.md)")
 
 
 REPORT_INTRO = (
@@ -242,8 +242,10 @@ REPORT_INTRO = (
 
 def cmd_report(c: ReportConfig) -> int:
     from mlir_rl.bench import report as R
-    readme = c.readme if c.readme and Path(c.readme).exists() else None
-    for path in R.render(c.results, c.output, html=c.html, intro=REPORT_INTRO, readme=readme):
+    if c.readme and not Path(c.readme).exists():
+        raise ValueError(f"no README {c.readme!r}")
+    for path in R.render(c.results, c.output, html=c.html, intro=REPORT_INTRO,
+                         readme=c.readme or None):
         print(path)
     return 0
 
