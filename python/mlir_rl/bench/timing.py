@@ -7,10 +7,9 @@ baseline's within ``outputs_match``'s tolerance.
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -51,9 +50,6 @@ class BenchResult:
     threads: int
     runs: int
     host: str
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
 
     def to_result(self, command: str = "", model: str = "") -> dict:
         """This benchmark as a result document (bench/report.py's schema):
