@@ -10,6 +10,7 @@
 # ops, unseen, fresh: kernels vs PyTorch, torch.compile, IREE, numpy, and the
 #   pass's other decision sources (the heuristic, random decisions): the ablation
 # models: whole networks imported with torch-mlir, mlir-rl-prepare -> pass -> lowering, vs torch.compile
+#   and the pass's other decision sources
 # torch-compile: the same networks through torch.compile(backend="mlir_rl") vs eager and inductor
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ suites=("$@")
 for suite in "${suites[@]}"; do
   case "$suite" in
     ops|unseen|fresh) args=(--compare torch,inductor,iree,numpy --decisions policy,heuristic,random --runs 5) ;;
-    models) args=(--compare inductor --runs 5 --warmup 1) ;;
+    models) args=(--compare inductor --decisions policy,heuristic,random --runs 5 --warmup 1) ;;
     torch-compile) args=(--runs 5) ;;
     *) echo "bench.sh: no suite '$suite' here (ops, unseen, fresh, models, torch-compile)" >&2; exit 2 ;;
   esac
