@@ -217,7 +217,7 @@ def save(doc: dict, path: str | Path) -> Path:
 
 # -- Figures derived from a document ----------------------------------------------
 
-def _median(doc: dict, kernel: dict, contender: str) -> Optional[float]:
+def _median(kernel: dict, contender: str) -> Optional[float]:
     f = kernel["figures"].get(contender)
     return f["median_ms"] if f and f["status"] == "ok" else None
 
@@ -226,8 +226,8 @@ def speedups(doc: dict) -> dict[str, dict[str, Optional[float]]]:
     """kernel -> contender -> speedup over the baseline (None: no figure)."""
     out = {}
     for k in doc["kernels"]:
-        base = _median(doc, k, doc["baseline"])
-        out[k["name"]] = {c: (base / m if base and (m := _median(doc, k, c)) else None)
+        base = _median(k, doc["baseline"])
+        out[k["name"]] = {c: (base / m if base and (m := _median(k, c)) else None)
                           for c in doc["contenders"]}
     return out
 
@@ -297,8 +297,8 @@ def markdown_table(doc: dict) -> str:
     lines = ["| kernel | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     for k in doc["kernels"]:
         row = sp[k["name"]]
-        cells = [_fmt_ms(_median(doc, k, base)) if _median(doc, k, base) else
-                 k["figures"].get(base, {}).get("status", "-")]
+        base_ms = _median(k, base)
+        cells = [_fmt_ms(base_ms) if base_ms else k["figures"].get(base, {}).get("status", "-")]
         for c in shown:
             f = k["figures"].get(c)
             cells.append(_fmt(row[c]) if row[c] else (f["status"] if f else "-"))
@@ -529,10 +529,11 @@ def summary(doc: dict) -> str:
     g = geomeans(doc)
     lines = [f"geomean speedup over {_label(doc['baseline'])} ({g.kernels} of "
              f"{len(doc['kernels'])} kernels where every contender that applies ran):"]
+    sp = speedups(doc)
     for c, value in g.values.items():
         if c == doc["baseline"]:
             continue
-        lowest = min((s[c] for s in speedups(doc).values() if s[c]), default=0.0)
+        lowest = min((s[c] for s in sp.values() if s[c]), default=0.0)
         lines.append(f"  {_label(c):<20} {value:7.2f}x (lowest {lowest:.2f}x)"
                      + (f" on the {g.partial[c]} it applies to" if c in g.partial else ""))
     return "\n".join(lines)
