@@ -3,8 +3,8 @@
 // AVX-512, 32 on AVX2), the result reshaped back; what it leaves alone.
 // RUN: env MLIR_RL_VECTOR_REGISTERS=32x512 %mlir_rl_opt %s -p 'builtin.module(mlir-rl-flatten-elementwise)' | FileCheck %s
 // RUN: env MLIR_RL_VECTOR_REGISTERS=16x256 %mlir_rl_opt %s -p 'builtin.module(mlir-rl-flatten-elementwise)' | FileCheck %s --check-prefix=AVX2
-// The pass's front end flattens before the policy (with copies-by-rule),
-// the copies' rule schedules the flattened op, and dump-schedule replays it.
+// The pipeline's front end flattens before the policy, the copies' rule
+// schedules the flattened op, and dump-schedule replays it.
 // RUN: env MLIR_RL_VECTOR_REGISTERS=32x512 %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{dump-schedule=%t.schedule})' -o %t.out
 // RUN: FileCheck %s --check-prefix=SCRIPT < %t.schedule
@@ -13,9 +13,9 @@
 // RUN: diff %t.out %t.replay
 // RUN: %mlir_opt %t.out --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(mlir-rl-lower)' -o /dev/null
-// copies-by-rule=false leaves the ops to the policy, unflattened.
+// flatten-elementwise=false leaves the ops unflattened.
 // RUN: env MLIR_RL_VECTOR_REGISTERS=32x512 %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
-// RUN:   -p 'builtin.module(linalg-rl-schedule{copies-by-rule=false dump-schedule=%t.keep})' -o /dev/null
+// RUN:   -p 'builtin.module(linalg-rl-schedule{flatten-elementwise=false dump-schedule=%t.keep})' -o /dev/null
 // RUN: FileCheck %s --check-prefix=KEEP < %t.keep
 
 // SCRIPT: transform.apply_registered_pass "mlir-rl-flatten-elementwise"

@@ -8,7 +8,8 @@
 // The driver, the same model: the same schedule.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{model=%t.onnx dump-schedule=%t.driver.schedule})' -o /dev/null
 // RUN: diff %t.schedule %t.driver.schedule
-// The shipped default model (models/policy.onnx) schedules every op; the
+// The front end fuses the bias and the ReLU into one generic (op 2). The
+// shipped default model (models/policy.onnx) schedules every op; the
 // accumulator's fill (op 0) by rule: fused into the matmul's tiles (its TP
 // a TF) and vectorized there.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
@@ -17,8 +18,8 @@
 // CHECK-LABEL: func.func @chain
 // CHECK: scf.forall
 // CHECK-NOT: mlir_rl.op_id
-// SCHEDULE: // Schedule: 3: TF({{.*}}; 2: {{.*}}; 1: {{.*}}; 0: {{.*}}
-// DEFAULT: // Schedule: 3: {{.*}}; 2: {{.*}}; 1: TF({{[^;]*}}; 0: V{{$}}
+// SCHEDULE: // Schedule: [mlir-rl-fuse-elementwise,canonicalize,cse] 2: {{.*}}; 1: {{.*}}; 0: {{.*}}
+// DEFAULT: // Schedule: [mlir-rl-fuse-elementwise,canonicalize,cse] 2: {{.*}}; 1: TF({{[^;]*}}; 0: V{{$}}
 func.func @chain(%A: tensor<64x96xf32>, %B: tensor<96x128xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>

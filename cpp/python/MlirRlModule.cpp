@@ -516,26 +516,22 @@ NB_MODULE(_core, m) {
   m.def(
       "front_end",
       [](const std::string &text, const std::string &name,
-         bool rewriteWindows, bool padToTiles) {
+         const PipelineSettings &settings) {
         std::string out, error;
         bool ok;
         {
           nb::gil_scoped_release release;
-          ok = frontEndText(text, name, rewriteWindows, padToTiles, out,
-                            error);
+          ok = frontEndText(text, name, settings, out, error);
         }
         if (!ok)
           throw nb::value_error(
-              ("cannot run the policy's front end on " + name + ":\n" + error)
+              ("cannot run the front end on " + name + ":\n" + error)
                   .c_str());
         return out;
       },
-      "text"_a, "name"_a = "<input>", "rewrite_windows"_a = true,
-      "pad_to_tiles"_a = true,
-      "`text` (a module) through linalg-rl-schedule's front end only, as "
-      "the policy sees it: 2-D convolutions as im2col + matmul, poolings and "
-      "NCHW depthwise convolutions as elementwise ops over strided views "
-      "(rewrite_windows), odd extents padded to full tiles (pad_to_tiles).");
+      "text"_a, "name"_a = "<input>", "settings"_a,
+      "`text` (a module) through the schedule pipeline's front end only "
+      "(the stages `settings` enables), as the decisions see it.");
 
   // -- Compiled functions (the torch.compile backend's runtime) -------------
   nb::class_<JitFunction>(m, "JitFunction",
@@ -650,6 +646,37 @@ NB_MODULE(_core, m) {
       "first public one) to run at `threads` OpenMP threads.");
 
   // -- Programs --------------------------------------------------------------
+  nb::class_<PipelineSettings>(
+      m, "PipelineSettings",
+      "The schedule pipeline's stages, as linalg-rl-schedule's options of "
+      "the same names; constructed with the pass's defaults.")
+      .def("__init__",
+           [](PipelineSettings *s) {
+             new (s) PipelineSettings(getDefaultPipelineSettings());
+           })
+      .def_static("none", &getNoPipelineSettings,
+                  "Every stage off: decisions on the module as given, "
+                  "applied as decided.")
+      .def_rw("fuse_elementwise", &PipelineSettings::fuseElementwise)
+      .def_rw("rewrite_windows", &PipelineSettings::rewriteWindows)
+      .def_rw("pad_to_tiles", &PipelineSettings::padToTiles)
+      .def_rw("flatten_elementwise", &PipelineSettings::flattenElementwise)
+      .def_rw("pack_rhs", &PipelineSettings::packRhs)
+      .def_rw("min_rows_to_copy", &PipelineSettings::minRowsToCopy)
+      .def_rw("register_tiles", &PipelineSettings::registerTiles)
+      .def_rw("copies_by_rule", &PipelineSettings::copiesByRule)
+      .def("__repr__", [](const PipelineSettings &s) {
+        auto b = [](bool v) { return v ? "True" : "False"; };
+        return std::string("PipelineSettings(fuse_elementwise=") +
+               b(s.fuseElementwise) + ", rewrite_windows=" +
+               b(s.rewriteWindows) + ", pad_to_tiles=" + b(s.padToTiles) +
+               ", flatten_elementwise=" + b(s.flattenElementwise) +
+               ", pack_rhs=" + b(s.packRhs) + ", min_rows_to_copy=" +
+               std::to_string(s.minRowsToCopy) + ", register_tiles=" +
+               b(s.registerTiles) + ", copies_by_rule=" + b(s.copiesByRule) +
+               ")";
+      });
+
   nb::class_<Program>(m, "Program",
                       "A linalg-on-tensors module with its schedule state.")
       .def_static(
@@ -737,20 +764,42 @@ NB_MODULE(_core, m) {
            }, "schedule"_a,
            "Replays a schedule and returns each decision with its "
            "observation, mask and indices (the encoder for demonstrations).")
+      .def("run_front_end",
+           [](Program &p, const PipelineSettings &settings) {
+             std::string error;
+             if (!p.runFrontEnd(settings, error))
+               throw std::runtime_error(error);
+           },
+           "settings"_a,
+           "Stage 1 of the pipeline: the front end's stages `settings` "
+           "enables, before the first decision, once (op ids renumbered).")
+      .def("apply_rules",
+           [](Program &p, const PipelineSettings &settings,
+              const std::string &decisions, const std::string &model,
+              const std::string &ortLib) {
+             PolicyRunInfo info;
+             std::string error;
+             if (!p.applyRules(settings, decisions, model, ortLib, info,
+                               error))
+               throw std::runtime_error(error);
+             return runInfoDict(info);
+           },
+           "settings"_a, "decisions"_a = "policy", "model"_a = "",
+           "ort_lib"_a = "",
+           "Stage 3: the post-decision rules `settings` enables, after the "
+           "decisions, once; copies without a rule decided by `decisions`.")
+      .def_prop_ro("rules_applied", &Program::hasAppliedRules)
       .def("schedule_with_policy",
            [](Program &p, const std::string &model, const std::string &ortLib,
               bool sample, uint64_t seed, nb::object onStep,
-              bool rewriteWindows, bool padToTiles, bool packRhs,
-              bool registerTiles, bool copiesByRule,
+              const PipelineSettings &settings,
               const std::string &decisions) {
              std::optional<nb::python_error> pending;
              StepObserver observer = makeObserver(p, onStep, pending);
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithPolicy(model, ortLib, sample, seed, info,
-                                            error, observer, rewriteWindows,
-                                            padToTiles, packRhs,
-                                            registerTiles, copiesByRule,
+                                            error, observer, settings,
                                             decisions);
              if (pending)
                throw *pending;
@@ -759,21 +808,14 @@ NB_MODULE(_core, m) {
              return runInfoDict(info);
            },
            "model"_a = "", "ort_lib"_a = "", "sample"_a = false, "seed"_a = 0,
-           "on_step"_a = nb::none(), "rewrite_windows"_a = true,
-           "pad_to_tiles"_a = true, "pack_rhs"_a = true,
-           "register_tiles"_a = true, "copies_by_rule"_a = true,
-           "decisions"_a = "policy",
-           "on_step(op_id, step, schedule_so_far), if given, is called before "
-           "each decoded step is applied. rewrite_windows, pad_to_tiles: as "
-           "the pass's front end (before the first action; op ids "
-           "renumbered). pack_rhs, register_tiles: as the pass's options "
-           "(matmuls scheduled again with B packed into panels, or plain ones "
-           "with a register tile, by the decisions on their plain form). "
-           "copies_by_rule: as the pass's copies-by-rule. decisions: as the "
-           "pass's decisions= (policy, heuristic, random).")
+           "on_step"_a = nb::none(), "settings"_a, "decisions"_a = "policy",
+           "The whole pipeline, as the pass without a schedule: the front "
+           "end, every op decided by `decisions` (policy, heuristic, "
+           "random), the rules. on_step(op_id, step, schedule_so_far), if "
+           "given, is called before each decoded step is applied.")
       .def("schedule_with",
            [](Program &p, nb::callable fn, bool sample, uint64_t seed,
-              nb::object onStep, bool rewriteWindows, bool padToTiles) {
+              nb::object onStep, const PipelineSettings &settings) {
              // Python exceptions must not unwind through the C++ scheduler
              // (built without exceptions): catch, stop it, rethrow here.
              std::optional<nb::python_error> pending;
@@ -806,8 +848,7 @@ NB_MODULE(_core, m) {
              PolicyRunInfo info;
              std::string error;
              bool ok = p.scheduleWithLogits(policy, sample, seed, info, error,
-                                            observer, rewriteWindows,
-                                            padToTiles);
+                                            observer, settings);
              if (pending)
                throw *pending;
              if (pendingStep)
@@ -817,11 +858,9 @@ NB_MODULE(_core, m) {
              return runInfoDict(info);
            },
            "policy"_a, "sample"_a = false, "seed"_a = 0,
-           "on_step"_a = nb::none(), "rewrite_windows"_a = true,
-           "pad_to_tiles"_a = true,
-           "Schedules every op as the pass does, with a Python policy: "
-           "policy(observation, mask) -> (kind, tile, pointer) logits. "
-           "rewrite_windows, pad_to_tiles: as schedule_with_policy.")
+           "on_step"_a = nb::none(), "settings"_a,
+           "The whole pipeline with a Python policy: policy(observation, "
+           "mask) -> (kind, tile, pointer) logits.")
       .def("policy_logits",
            [](Program &p, int64_t id, const std::string &model,
               const std::string &ortLib) {
@@ -837,6 +876,7 @@ NB_MODULE(_core, m) {
            },
            "op_id"_a, "model"_a = "", "ort_lib"_a = "")
       .def("schedule_text", &Program::getScheduleText)
+      .def("decision_text", &Program::getDecisionText)
       .def("transform_script", &Program::getTransformScript)
       .def("ir", &Program::str, "with_tags"_a = false)
       .def("_inject_failure", &Program::injectFailure, "n"_a,

@@ -3,8 +3,10 @@
 
 #include "mlir-rl/ActionSpace/Decoding.h"
 #include "mlir-rl/ActionSpace/ScheduleText.h"
+#include "mlir-rl/Pipeline/SchedulePipeline.h"
 #include "mlir-rl/Policy/DecisionSource.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
+#include "mlir-rl/Transforms/FrontEnd.h"
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
@@ -102,6 +104,7 @@ StepIndices unflattenIndices(const std::vector<int> &flat) {
 OwningOpRef<ModuleOp> cloneWithoutTags(ModuleOp module) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   copy->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
+  (*copy)->removeAttr(kFrontEndAttrName);
   return copy;
 }
 } // namespace
@@ -109,30 +112,32 @@ OwningOpRef<ModuleOp> cloneWithoutTags(ModuleOp module) {
 struct Program::Impl {
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
-  std::unique_ptr<Scheduler> scheduler;
+  /// The pipeline on `module` (SchedulePipeline.h): front end, decisions,
+  /// rules, as the pass runs them.
+  std::unique_ptr<SchedulePipeline> pipeline;
+  bool frontEndRan = false;
+  int64_t injectFailureAt = -1;
 
-  /// As linalg-rl-schedule's front end (rewrite-windows, pad-to-tiles):
-  /// before the first action, windowed ops into the forms the policy
-  /// schedules, odd extents padded (op ids renumbered).
-  bool applyFrontEnd(bool rewriteWindows, bool padToTiles,
-                     std::string &error, bool flattenElementwise = false) {
-    bool needed = (rewriteWindows && hasPolicyWindowOps(*module)) ||
-                  (padToTiles && hasOpsToPad(*module)) ||
-                  (flattenElementwise && hasOpsToFlatten(*module));
-    if (scheduler->hasApplied() || !needed)
+  Scheduler &sched() { return pipeline->getScheduler(); }
+  const Scheduler &sched() const { return pipeline->getScheduler(); }
+  ModuleOp mod() const { return pipeline->getModule(); }
+
+  /// Stage 1 (before the first decision; once): the front end's stages
+  /// `settings` enables (op ids renumbered).
+  bool runFrontEnd(const PipelineSettings &settings, std::string &error) {
+    if (frontEndRan || sched().hasApplied())
       return true;
-    scheduler->removeTags();
-    PolicyFrontEndOptions options;
-    options.rewriteWindows = rewriteWindows;
-    options.padToTiles = padToTiles;
-    options.flattenElementwise = flattenElementwise;
-    std::vector<PassStep> ran;
-    bool ok = succeeded(applyPolicyFrontEnd(*module, options, ran, error));
-    scheduler = std::make_unique<Scheduler>(*module,
-                                            ActionSpaceConfig::getDefault());
-    scheduler->setPrelude(std::move(ran));
-    scheduler->initialize();
-    return ok;
+    frontEndRan = true;
+    DiagnosticCollector collect(context.get(), error);
+    PipelineOptions options = toOptions(settings);
+    if (failed(pipeline->runFrontEnd(options.frontEnd,
+                                     getPassManagerRunner(mod(), error),
+                                     error)))
+      return false;
+    // The scheduler is new: a test's failure injection carries over.
+    if (injectFailureAt >= 0)
+      sched().setFailureInjection(injectFailureAt);
+    return true;
   }
 
   ApplyStatus run(const PolicyFn &policy, bool sample, uint64_t seed,
@@ -144,7 +149,7 @@ struct Program::Impl {
     options.onStep = onStep;
     PolicyStats stats;
     DiagnosticCollector collect(context.get(), error);
-    if (failed(scheduler->scheduleWithPolicy(policy, options, stats, error)))
+    if (failed(pipeline->decide(policy, options, stats, error)))
       return ApplyStatus::Illegal;
     info.ops = stats.ops;
     info.inferences = stats.inferences;
@@ -154,7 +159,56 @@ struct Program::Impl {
     info.warnings = stats.warnings;
     return ApplyStatus::Applied;
   }
+
+  /// Stage 3: the rules `settings` enables; the copies of right-hand
+  /// sides with no rule by `policy`.
+  void applyRules(const PipelineSettings &settings, PolicyFn policy,
+                  PolicyRunInfo &info) {
+    RulesOutcome rules =
+        pipeline->applyRules(toOptions(settings).rules, policy);
+    info.packed = rules.packed;
+    info.registerTiled = rules.registerTiled;
+    info.copiesByRule = rules.copiesByRule;
+    info.notRescheduled = rules.why;
+    if (rules.applied)
+      // The copies of B are ops too.
+      info.ops = sched().getTraversalOrder().size();
+  }
+
+  static PipelineOptions toOptions(const PipelineSettings &s) {
+    PipelineOptions o;
+    o.frontEnd.fuseElementwise = s.fuseElementwise;
+    o.frontEnd.rewriteWindows = s.rewriteWindows;
+    o.frontEnd.padToTiles = s.padToTiles;
+    o.frontEnd.flattenElementwise = s.flattenElementwise;
+    o.rules.pack = s.packRhs;
+    o.rules.minRowsToCopy = s.minRowsToCopy;
+    o.rules.registerTiles = s.registerTiles;
+    o.rules.copies = s.copiesByRule;
+    return o;
+  }
 };
+
+PipelineSettings getDefaultPipelineSettings() {
+  PipelineOptions o;
+  PipelineSettings s;
+  s.fuseElementwise = o.frontEnd.fuseElementwise;
+  s.rewriteWindows = o.frontEnd.rewriteWindows;
+  s.padToTiles = o.frontEnd.padToTiles;
+  s.flattenElementwise = o.frontEnd.flattenElementwise;
+  s.packRhs = o.rules.pack;
+  s.minRowsToCopy = o.rules.minRowsToCopy;
+  s.registerTiles = o.rules.registerTiles;
+  s.copiesByRule = o.rules.copies;
+  return s;
+}
+
+PipelineSettings getNoPipelineSettings() {
+  PipelineSettings s = getDefaultPipelineSettings();
+  s.fuseElementwise = s.rewriteWindows = s.padToTiles = false;
+  s.flattenElementwise = s.packRhs = s.registerTiles = s.copiesByRule = false;
+  return s;
+}
 
 /// `text` parsed as a module that verifies (null: `error` has the
 /// diagnostics).
@@ -182,22 +236,21 @@ std::unique_ptr<Program> Program::parse(const std::string &text,
   impl->module = parseVerified(impl->context.get(), text, bufferName, error);
   if (!impl->module)
     return nullptr;
-  impl->scheduler = std::make_unique<Scheduler>(
-      *impl->module, ActionSpaceConfig::getDefault());
-  impl->scheduler->initialize();
+  impl->pipeline = std::make_unique<SchedulePipeline>(*impl->module);
+  impl->sched();
   return std::unique_ptr<Program>(new Program(std::move(impl)));
 }
 
 std::vector<OpInfo> Program::getOps() const {
   std::vector<OpInfo> out;
-  for (const OpRecord &r : impl->scheduler->getOps()) {
+  for (const OpRecord &r : impl->sched().getOps()) {
     out.push_back(OpInfo{r.id, r.name, getOpKindName(r.kind), r.function,
                          r.supported, r.reason, r.producerId, r.consumerIds,
                          r.loopBounds, r.iterators, r.state.history,
                          r.supported ? r.state.getPhase()
                                      : DecisionPhase::Done,
                          {}, {}});
-    if (linalg::LinalgOp op = impl->scheduler->lookup(r.id)) {
+    if (linalg::LinalgOp op = impl->sched().lookup(r.id)) {
       for (AffineMap m : op.getIndexingMapsArray()) {
         std::string text;
         llvm::raw_string_ostream os(text);
@@ -216,42 +269,42 @@ std::vector<OpInfo> Program::getOps() const {
 }
 
 std::vector<int64_t> Program::getTraversalOrder() const {
-  return impl->scheduler->getTraversalOrder();
+  return impl->sched().getTraversalOrder();
 }
 
-int64_t Program::getNextOp() const { return impl->scheduler->getNextOp(); }
+int64_t Program::getNextOp() const { return impl->sched().getNextOp(); }
 
 int64_t Program::getStepBudget() const {
-  return impl->scheduler->getStepBudget();
+  return impl->sched().getStepBudget();
 }
 
 bool Program::hasOp(int64_t id) const {
-  return impl->scheduler->getRecord(id) != nullptr;
+  return impl->sched().getRecord(id) != nullptr;
 }
 
 std::vector<float> Program::getObservation(int64_t id) {
-  return impl->scheduler->getObservation(id);
+  return impl->sched().getObservation(id);
 }
 
 std::vector<float> Program::getOpFeatures(int64_t id) {
-  return impl->scheduler->getOpFeatures(id);
+  return impl->sched().getOpFeatures(id);
 }
 
 MaskInfo Program::getMasks(int64_t id) {
-  ActionMasks m = impl->scheduler->getMasks(id);
+  ActionMasks m = impl->sched().getMasks(id);
   return MaskInfo{m.phase, m.kind, m.tile, m.pointer, m.unsplit};
 }
 
 StepStatus Program::apply(int64_t id, const Action &action,
                           std::string &message) {
   DiagnosticCollector collect(impl->context.get(), message);
-  return (StepStatus)impl->scheduler->apply(id, action, message);
+  return (StepStatus)impl->sched().apply(id, action, message);
 }
 
 StepStatus Program::applyPointer(int64_t id, int64_t loop,
                                  std::string &message) {
   DiagnosticCollector collect(impl->context.get(), message);
-  return (StepStatus)impl->scheduler->applyPointer(id, loop, message);
+  return (StepStatus)impl->sched().applyPointer(id, loop, message);
 }
 
 StepStatus Program::applySchedule(const std::string &text,
@@ -262,16 +315,19 @@ StepStatus Program::applySchedule(const std::string &text,
     return StepStatus::Illegal;
   }
   DiagnosticCollector collect(impl->context.get(), message);
-  return (StepStatus)impl->scheduler->applySchedule(*schedule, message);
+  // A trace's passes run first (unless they ran already).
+  return (StepStatus)applyTrace(*impl->pipeline, *schedule,
+                                getPassManagerRunner(impl->mod(), message),
+                                message);
 }
 
 StepOutcome Program::step(int64_t id, const std::vector<int> &indices) {
-  const FeatureLayout &layout = impl->scheduler->getLayout();
+  const FeatureLayout &layout = impl->sched().getLayout();
   StepOutcome out{StepStatus::Illegal, Step{}, {}, false, ""};
   StepIndices chosen = unflattenIndices(indices);
   if (failed(checkIndicesShape(chosen, layout, out.message)))
     return out;
-  FailureOr<Step> decoded = impl->scheduler->decode(
+  FailureOr<Step> decoded = impl->sched().decode(
       id, getIndicatorLogits(chosen, layout), nullptr, out.message);
   if (failed(decoded))
     return out;
@@ -279,7 +335,7 @@ StepOutcome Program::step(int64_t id, const std::vector<int> &indices) {
   StepIndices executed = encodeStep(*decoded, layout);
   out.indices = flattenIndices(executed);
   // Did the chosen indices stand as given? Only what the step reads counts.
-  const OpRecord *rec = impl->scheduler->getRecord(id);
+  const OpRecord *rec = impl->sched().getRecord(id);
   if (decoded->isPointer) {
     out.fallback = executed.pointer != chosen.pointer ||
                    (!rec->state.inInterchange() && chosen.kind != executed.kind);
@@ -290,7 +346,7 @@ StepOutcome Program::step(int64_t id, const std::vector<int> &indices) {
         out.fallback |= executed.tiles[l] != chosen.tiles[l];
   }
   DiagnosticCollector collect(impl->context.get(), out.message);
-  out.status = (StepStatus)impl->scheduler->applyStep(id, *decoded,
+  out.status = (StepStatus)impl->sched().applyStep(id, *decoded,
                                                      out.message);
   return out;
 }
@@ -300,7 +356,7 @@ bool Program::decode(int64_t id, const std::vector<float> &kind,
                      const std::vector<float> &pointer, bool sample,
                      uint64_t seed, Step &step, std::string &error) {
   std::mt19937_64 rng(seed);
-  FailureOr<Step> decoded = impl->scheduler->decode(
+  FailureOr<Step> decoded = impl->sched().decode(
       id, PolicyLogits{kind, tile, pointer}, sample ? &rng : nullptr, error);
   if (failed(decoded))
     return false;
@@ -309,7 +365,7 @@ bool Program::decode(int64_t id, const std::vector<float> &kind,
 }
 
 std::vector<int> Program::encode(const Step &step) const {
-  return flattenIndices(encodeStep(step, impl->scheduler->getLayout()));
+  return flattenIndices(encodeStep(step, impl->sched().getLayout()));
 }
 
 bool Program::demonstrate(const std::string &text,
@@ -320,7 +376,14 @@ bool Program::demonstrate(const std::string &text,
     error = "malformed schedule '" + text + "': " + error;
     return false;
   }
-  Scheduler &s = *impl->scheduler;
+  if (schedule->hasPrelude &&
+      schedule->prelude != formatPassSteps(impl->pipeline->getPrelude())) {
+    error = "a demonstration is of decisions: the trace's passes [" +
+            schedule->prelude + "] are not those that ran on this module [" +
+            formatPassSteps(impl->pipeline->getPrelude()) + "]";
+    return false;
+  }
+  Scheduler &s = impl->sched();
   std::vector<int64_t> order = s.getTraversalOrder();
   std::map<int64_t, std::vector<Action>> perOp;
   for (const ExplicitSchedule::Entry &e : schedule->entries) {
@@ -367,64 +430,79 @@ bool Program::demonstrate(const std::string &text,
   return true;
 }
 
+/// The decision source for `decisions` ("policy": the shared ONNX policy
+/// at `model`); false with `error` set.
+static bool getDecisionFn(
+    const std::string &decisions, const std::string &model,
+    const std::string &ortLib, DecisionSource &source, OnnxPolicy *&policy,
+    std::string &error) {
+  std::optional<DecisionSource> parsed = parseDecisionSource(decisions);
+  if (!parsed) {
+    error = "unknown decisions '" + decisions + "' (valid: " +
+            getDecisionSourceNames() + ")";
+    return false;
+  }
+  source = *parsed;
+  policy = nullptr;
+  return source != DecisionSource::Policy ||
+         (policy = getSharedPolicy(model, ortLib, error));
+}
+
+bool Program::runFrontEnd(const PipelineSettings &settings,
+                          std::string &error) {
+  return impl->runFrontEnd(settings, error);
+}
+
+bool Program::applyRules(const PipelineSettings &settings,
+                         const std::string &decisions,
+                         const std::string &model, const std::string &ortLib,
+                         PolicyRunInfo &info, std::string &error) {
+  DecisionSource source;
+  OnnxPolicy *policy;
+  if (!getDecisionFn(decisions, model, ortLib, source, policy, error))
+    return false;
+  const FeatureLayout layout = impl->sched().getLayout();
+  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                 PolicyLogits &logits, std::string &err) {
+    return computeDecisionLogits(source, layout, policy, obs, mask, logits,
+                                 err);
+  };
+  DiagnosticCollector collect(impl->context.get(), error);
+  impl->applyRules(settings, run, info);
+  return true;
+}
+
+bool Program::hasAppliedRules() const {
+  return impl->pipeline->hasAppliedRules();
+}
+
 bool Program::scheduleWithPolicy(const std::string &model,
                                  const std::string &ortLib, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
                                  const StepObserver &onStep,
-                                 bool rewriteWindows, bool padToTiles,
-                                 bool packRhs, bool registerTiles,
-                                 bool copiesByRule,
+                                 const PipelineSettings &settings,
                                  const std::string &decisions) {
-  std::optional<DecisionSource> source = parseDecisionSource(decisions);
-  if (!source) {
-    error = "unknown decisions '" + decisions + "' (valid: " +
-            getDecisionSourceNames() + ")";
+  DecisionSource source;
+  OnnxPolicy *policy;
+  if (!getDecisionFn(decisions, model, ortLib, source, policy, error))
     return false;
-  }
-  OnnxPolicy *policy = nullptr;
-  if (*source == DecisionSource::Policy &&
-      !(policy = getSharedPolicy(model, ortLib, error)))
+  if (!impl->runFrontEnd(settings, error))
     return false;
-  // Flattened elementwise ops are scheduled by the copies' rule.
-  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error,
-                           /*flattenElementwise=*/copiesByRule))
-    return false;
-  // A copy: the front end and the rescheduling replace the scheduler.
-  const FeatureLayout layout = impl->scheduler->getLayout();
+  const FeatureLayout layout = impl->sched().getLayout();
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
-    return computeDecisionLogits(*source, layout, policy, obs, mask, logits,
+    return computeDecisionLogits(source, layout, policy, obs, mask, logits,
                                  err);
   };
   // As the pass: random decisions are uniform logits, sampled.
-  sample = sample || *source == DecisionSource::Random;
-  // As the pass: decided on the plain matmuls, applied to packed or
-  // register-tiled ones.
-  Rescheduling opts;
-  opts.pack = packRhs;
-  opts.registerTiles = registerTiles;
-  opts.copies = copiesByRule;
-  OwningOpRef<ModuleOp> unscheduled;
-  if (!impl->scheduler->hasApplied() &&
-      hasOpsToReschedule(*impl->module, opts))
-    unscheduled = cast<ModuleOp>(impl->module->clone());
+  sample = sample || source == DecisionSource::Random;
   int64_t hits = policy ? policy->getNumMemoHits() : 0;
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   info.memoHits = policy ? policy->getNumMemoHits() - hits : 0;
-  if (ok && unscheduled) {
-    std::unique_ptr<Scheduler> packed = reschedule(
-        *impl->scheduler, *unscheduled, run, opts, VerifyScope::Touched,
-        info.packed, info.registerTiled, info.copiesByRule,
-        info.notRescheduled);
-    if (packed) {
-      impl->scheduler = std::move(packed);
-      impl->module = std::move(unscheduled);
-      // The copies of B are ops too.
-      info.ops = impl->scheduler->getTraversalOrder().size();
-    }
-  }
+  if (ok)
+    impl->applyRules(settings, run, info);
   return ok;
 }
 
@@ -432,8 +510,8 @@ bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
                                  uint64_t seed, PolicyRunInfo &info,
                                  std::string &error,
                                  const StepObserver &onStep,
-                                 bool rewriteWindows, bool padToTiles) {
-  if (!impl->applyFrontEnd(rewriteWindows, padToTiles, error))
+                                 const PipelineSettings &settings) {
+  if (!impl->runFrontEnd(settings, error))
     return false;
   auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                  PolicyLogits &logits, std::string &err) {
@@ -441,8 +519,11 @@ bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
     std::vector<uint8_t> m(mask.begin(), mask.end());
     return success(policy(o, m, logits.kind, logits.tile, logits.pointer, err));
   };
-  return impl->run(run, sample, seed, info, error, onStep) ==
-         ApplyStatus::Applied;
+  bool ok = impl->run(run, sample, seed, info, error, onStep) ==
+            ApplyStatus::Applied;
+  if (ok)
+    impl->applyRules(settings, run, info);
+  return ok;
 }
 
 bool Program::getPolicyLogits(const std::string &model,
@@ -455,8 +536,8 @@ bool Program::getPolicyLogits(const std::string &model,
   if (!policy)
     return false;
   PolicyLogits logits;
-  std::vector<float> obs = impl->scheduler->getObservation(id);
-  std::vector<uint8_t> mask = impl->scheduler->getMasks(id).flatten();
+  std::vector<float> obs = impl->sched().getObservation(id);
+  std::vector<uint8_t> mask = impl->sched().getMasks(id).flatten();
   if (failed(policy->run(obs, mask, logits, error)))
     return false;
   kind = std::move(logits.kind);
@@ -466,36 +547,41 @@ bool Program::getPolicyLogits(const std::string &model,
 }
 
 std::string Program::getScheduleText() const {
-  return impl->scheduler->getScheduleText();
+  return impl->pipeline->getTrace();
+}
+
+std::string Program::getDecisionText() const {
+  return impl->sched().getScheduleText();
 }
 
 std::string Program::getTransformScript() const {
-  return impl->scheduler->getTransformScript();
+  return impl->sched().getTransformScript();
 }
 
 std::string Program::str(bool withTags) const {
   std::string out;
   llvm::raw_string_ostream os(out);
   if (withTags) {
-    impl->module->print(os);
+    impl->mod()->print(os);
   } else {
-    OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+    OwningOpRef<ModuleOp> copy = cloneWithoutTags(impl->mod());
     copy->print(os);
   }
   return out;
 }
 
 void Program::injectFailure(int64_t n) {
-  impl->scheduler->setFailureInjection(n);
+  impl->injectFailureAt = n;
+  impl->sched().setFailureInjection(n);
 }
 
 bool Program::verify(std::string &error) const {
   DiagnosticCollector collect(impl->context.get(), error);
-  return succeeded(mlir::verify(*impl->module));
+  return succeeded(mlir::verify(impl->mod()));
 }
 
 bool Program::getLowered(std::string &out, std::string &error) const {
-  OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+  OwningOpRef<ModuleOp> copy = cloneWithoutTags(impl->mod());
   if (failed(lowerToLLVM(*copy, error)))
     return false;
   llvm::raw_string_ostream os(out);
@@ -506,17 +592,17 @@ bool Program::getLowered(std::string &out, std::string &error) const {
 FunctionSignature Program::getSignature(const std::string &function,
                                         std::string &error) const {
   FailureOr<FunctionSignature> sig =
-      getFunctionSignature(*impl->module, function, error);
+      getFunctionSignature(impl->mod(), function, error);
   return succeeded(sig) ? *sig : FunctionSignature{};
 }
 
 bool Program::time(const TimingOptions &options, TimingResult &result,
                    std::string &error) const {
   FailureOr<FunctionSignature> sig =
-      getFunctionSignature(*impl->module, options.function, error);
+      getFunctionSignature(impl->mod(), options.function, error);
   if (failed(sig))
     return false;
-  OwningOpRef<ModuleOp> copy = cloneWithoutTags(*impl->module);
+  OwningOpRef<ModuleOp> copy = cloneWithoutTags(impl->mod());
   // Only the module's own functions are the JIT's entry points; nested
   // modules (not translatable to one LLVM module) are left out of the copy.
   for (ModuleOp nested :
@@ -660,16 +746,19 @@ bool prepareText(const std::string &text, const std::string &bufferName,
 }
 
 bool frontEndText(const std::string &text, const std::string &bufferName,
-                  bool rewriteWindows, bool padToTiles, std::string &out,
+                  const PipelineSettings &settings, std::string &out,
                   std::string &error) {
-  PolicyFrontEndOptions options;
-  options.rewriteWindows = rewriteWindows;
-  options.padToTiles = padToTiles;
+  FrontEndOptions options;
+  options.fuseElementwise = settings.fuseElementwise;
+  options.rewriteWindows = settings.rewriteWindows;
+  options.padToTiles = settings.padToTiles;
+  options.flattenElementwise = settings.flattenElementwise;
   return rewriteText(
       text, bufferName,
       [&](ModuleOp module, std::string &err) {
         std::vector<PassStep> ran;
-        return applyPolicyFrontEnd(module, options, ran, err);
+        return applyFrontEnd(module, options,
+                             getPassManagerRunner(module, err), ran, err);
       },
       out, error);
 }

@@ -95,6 +95,26 @@ struct PolicyRunInfo {
   std::string notRescheduled;
 };
 
+/// The schedule pipeline's stages (SchedulePipeline.h), as the pass's
+/// options of the same names. getDefaultPipelineSettings() holds the
+/// pass's defaults: start from it.
+struct PipelineSettings {
+  // The front end.
+  bool fuseElementwise;
+  bool rewriteWindows;
+  bool padToTiles;
+  bool flattenElementwise;
+  // The post-decision rules.
+  bool packRhs;
+  int64_t minRowsToCopy;
+  bool registerTiles;
+  bool copiesByRule;
+};
+/// The pass's defaults (every stage on).
+PipelineSettings getDefaultPipelineSettings();
+/// Every stage off: decisions on the module as given, applied as decided.
+PipelineSettings getNoPipelineSettings();
+
 /// A policy given by the caller (e.g. a PyTorch actor): observation and flat
 /// masks in, (kind, tile, pointer) logits out; false and `error` to stop.
 using LogitsFn = std::function<bool(
@@ -144,31 +164,46 @@ public:
   bool demonstrate(const std::string &schedule,
                    std::vector<DemonstrationStep> &steps, std::string &error);
 
-  /// Schedules every op with the ONNX policy at `model` (empty: default),
-  /// as the pass does. Returns false and sets `error` on a model problem.
-  /// `rewriteWindows`, `padToTiles`: as the pass's front end (before the
-  /// first action; op ids are renumbered). `decisions`: the pass's
-  /// decisions= (policy, heuristic, random: DecisionSource.h).
+  /// Stage 1 of the pipeline: the front end's stages `settings` enables,
+  /// before the first decision, once (op ids are renumbered; nothing
+  /// happens once a decision was applied).
+  bool runFrontEnd(const PipelineSettings &settings, std::string &error);
+  /// Stage 3: the post-decision rules `settings` enables, after the
+  /// decisions (once); copies of right-hand sides without a rule are
+  /// decided by `decisions` (policy at `model`, heuristic, random).
+  /// `info` gets what they did (packed, register_tiled, copies_by_rule,
+  /// not_rescheduled). False only when the decision source cannot load.
+  bool applyRules(const PipelineSettings &settings,
+                  const std::string &decisions, const std::string &model,
+                  const std::string &ortLib, PolicyRunInfo &info,
+                  std::string &error);
+  bool hasAppliedRules() const;
+  /// The whole pipeline, as the pass runs it without a schedule: the
+  /// front end, every op decided by `decisions` (policy, heuristic,
+  /// random: DecisionSource.h; the ONNX policy at `model`, empty: the
+  /// default), the rules. False and `error` on a model problem.
   bool scheduleWithPolicy(const std::string &model, const std::string &ortLib,
                           bool sample, uint64_t seed, PolicyRunInfo &info,
-                          std::string &error,
-                          const StepObserver &onStep = nullptr,
-                          bool rewriteWindows = true, bool padToTiles = true,
-                          bool packRhs = true, bool registerTiles = true,
-                          bool copiesByRule = true,
+                          std::string &error, const StepObserver &onStep,
+                          const PipelineSettings &settings,
                           const std::string &decisions = "policy");
   /// The same with a caller's policy.
   bool scheduleWithLogits(const LogitsFn &policy, bool sample, uint64_t seed,
                           PolicyRunInfo &info, std::string &error,
-                          const StepObserver &onStep = nullptr,
-                          bool rewriteWindows = true, bool padToTiles = true);
+                          const StepObserver &onStep,
+                          const PipelineSettings &settings);
   /// The ONNX policy's logits (kind, tile, pointer) for op `id` now.
   bool getPolicyLogits(const std::string &model, const std::string &ortLib,
                        int64_t id, std::vector<float> &kind,
                        std::vector<float> &tile, std::vector<float> &pointer,
                        std::string &error);
 
+  /// The trace: the passes the pipeline ran before the decisions, then
+  /// the schedule ("[passes] 1: TP(..) V; ..."; without passes, the
+  /// schedule). applySchedule on the same input replays it.
   std::string getScheduleText() const;
+  /// The schedule alone, in the current module's op ids.
+  std::string getDecisionText() const;
   std::string getTransformScript() const;
   /// The current IR; op-id tags removed unless `withTags`.
   std::string str(bool withTags = false) const;
@@ -243,11 +278,10 @@ std::string getPreparePipelineText();
 bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error);
 
-/// `text` through linalg-rl-schedule's front end only (what the policy is
-/// asked about: windowed ops rewritten, odd extents padded), without
-/// scheduling anything (false: `error` says why).
+/// `text` through the pipeline's front end only (what the decisions are
+/// taken on), without scheduling anything (false: `error` says why).
 bool frontEndText(const std::string &text, const std::string &bufferName,
-                  bool rewriteWindows, bool padToTiles, std::string &out,
+                  const PipelineSettings &settings, std::string &out,
                   std::string &error);
 
 /// `text` (a scheduled or unscheduled linalg-on-tensors module) lowered

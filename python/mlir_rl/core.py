@@ -166,16 +166,46 @@ def prepare(text: str, name: str = "<input>") -> str:
     return _prepare_text(text, name)
 
 
-def front_end(text: str, name: str = "<input>", rewrite_windows: bool = True,
-              pad_to_tiles: bool = True) -> str:
-    """``text`` as the pass's policy is asked about it: ``linalg-rl-schedule``'s
-    front end without the scheduling (``rewrite_windows``: 2-D convolutions
-    as im2col + matmul, poolings and NCHW depthwise convolutions as
-    elementwise ops over strided views; ``pad_to_tiles``: odd extents
-    padded to full tiles). A module without such ops comes back as printed.
+#: The schedule pipeline's stages, as linalg-rl-schedule's options of the
+#: same names (with ``_`` for ``-``): the front end's, then the rules'.
+PIPELINE_STAGES = ("fuse_elementwise", "rewrite_windows", "pad_to_tiles",
+                   "flatten_elementwise", "pack_rhs", "min_rows_to_copy",
+                   "register_tiles", "copies_by_rule")
+
+
+def pipeline_settings(pipeline: Optional["_core.PipelineSettings | str"] = None,
+                      **stages) -> "_core.PipelineSettings":
+    """The schedule pipeline's settings: the pass's defaults (held in C++,
+    every stage on), or ``pipeline`` (settings, or ``"none"``: every stage
+    off, decisions on the module as given), with ``stages`` changed
+    (``rewrite_windows=False``, ...; None keeps a stage as it is)."""
+    if pipeline is None or pipeline == "default":
+        settings = _core.PipelineSettings()
+    elif pipeline == "none":
+        settings = _core.PipelineSettings.none()
+    elif isinstance(pipeline, _core.PipelineSettings):
+        settings = _core.PipelineSettings()
+        for name in PIPELINE_STAGES:
+            setattr(settings, name, getattr(pipeline, name))
+    else:
+        raise ValueError(f"unknown pipeline {pipeline!r} (settings, 'default' or 'none')")
+    for name, value in stages.items():
+        if name not in PIPELINE_STAGES:
+            raise TypeError(f"unknown pipeline stage {name!r} (stages: {', '.join(PIPELINE_STAGES)})")
+        if value is not None:
+            setattr(settings, name, value)
+    return settings
+
+
+def front_end(text: str, name: str = "<input>", pipeline=None, **stages) -> str:
+    """``text`` as the decisions see it: the schedule pipeline's front end
+    without the scheduling (every stage of :func:`pipeline_settings` that is
+    on: elementwise chains fused, 2-D convolutions as im2col + matmul,
+    poolings and NCHW depthwise convolutions as elementwise ops over strided
+    views, odd extents padded to full tiles, elementwise ops flattened).
     Raises ScheduleError if the text does not parse or a step fails."""
     try:
-        return _core.front_end(text, name, rewrite_windows, pad_to_tiles)
+        return _core.front_end(text, name, pipeline_settings(pipeline, **stages))
     except ValueError as e:
         raise ScheduleError(str(e)) from None
 
@@ -249,11 +279,17 @@ class Module:
         self.last_message = ""  # why the last action failed to apply, if it did
 
     @classmethod
-    def parse(cls, text: str, name: str = "<input>") -> "Module":
+    def parse(cls, text: str, name: str = "<input>", front_end: bool = False) -> "Module":
+        """``text`` as a module; ``front_end``: through the schedule
+        pipeline's front end (:meth:`run_front_end`, the pass's defaults),
+        the module the decisions are taken on."""
         try:
-            return cls(_core.Program.parse(text, name), text, name)
+            module = cls(_core.Program.parse(text, name), text, name)
         except ValueError as e:
             raise ScheduleError(str(e)) from None
+        if front_end:
+            module.run_front_end()
+        return module
 
     @classmethod
     def load(cls, path: str | Path, prepare: bool = False) -> "Module":
@@ -325,8 +361,22 @@ class Module:
         return self._check(*self._program.apply_pointer(op_id, loop))
 
     def apply_schedule(self, schedule: str) -> ApplyStatus:
-        """Apply an explicit schedule, e.g. ``"1: TP(32,64,0) T(8,32,1) V"``."""
+        """Apply an explicit schedule, e.g. ``"1: TP(32,64,0) T(8,32,1) V"``,
+        or a trace (:attr:`schedule`: its passes run first)."""
         return self._check(*self._program.apply_schedule(schedule))
+
+    def apply_decisions(self, decisions: str) -> ApplyStatus:
+        """The schedule pipeline around ``decisions`` (a schedule in the
+        front end's op ids, as :attr:`decisions` gives them), as the pass
+        ships them: the front end, the decisions, the rules. A trace
+        (``[passes] ...``) is replayed as it is."""
+        if decisions.lstrip().startswith("["):
+            return self.apply_schedule(decisions)
+        self.run_front_end()
+        status = self.apply_schedule(decisions)
+        if status != ApplyStatus.FAILED:
+            self.apply_rules()
+        return status
 
     def step(self, op_id: int, indices: Sequence[int]) -> StepOutcome:
         """Take the decision with these indices ``[kind, tile per loop,
@@ -366,16 +416,45 @@ class Module:
         except ValueError as e:
             raise ScheduleError(str(e)) from None
 
+    def run_front_end(self, pipeline=None, **stages) -> None:
+        """Stage 1 of the schedule pipeline on this module: the front end's
+        stages (:func:`pipeline_settings`), before the first decision, once.
+        Op ids are then those of the rewritten module. An environment does
+        this before its decisions, so that they are taken on what the pass
+        decides on."""
+        try:
+            self._program.run_front_end(pipeline_settings(pipeline, **stages))
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
+
+    def apply_rules(self, pipeline=None, decisions: str = "policy",
+                    model: str | Path = "", ort_lib: str = "", **stages) -> dict:
+        """Stage 3 of the schedule pipeline, after the decisions (once): the
+        post-decision rules (:func:`pipeline_settings`: ``pack_rhs``,
+        ``register_tiles``, ``copies_by_rule``) schedule the module again from
+        its state before the decisions, each op by its decision translated;
+        copies of right-hand sides that no rule schedules are decided by
+        ``decisions``. Returns ``packed``, ``register_tiled``,
+        ``copies_by_rule`` and ``not_rescheduled`` (why not, when there were
+        candidates)."""
+        try:
+            return self._program.apply_rules(pipeline_settings(pipeline, **stages),
+                                             decisions, str(model), ort_lib)
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
+
+    @property
+    def rules_applied(self) -> bool:
+        """Whether the rules (:meth:`apply_rules`) rescheduled the module."""
+        return self._program.rules_applied
+
     def schedule_with_policy(self, model: str | Path = "", ort_lib: str = "",
                              sample: bool = False, seed: int = 0,
                              on_step: Optional[StepCallback] = None,
-                             rewrite_windows: bool = True,
-                             pad_to_tiles: bool = True,
-                             pack_rhs: bool = True,
-                             register_tiles: bool = True,
-                             copies_by_rule: bool = True,
-                             decisions: str = "policy") -> dict:
-        """Schedule every op with an ONNX policy, exactly as the pass does.
+                             decisions: str = "policy", pipeline=None,
+                             rules: bool = True, **stages) -> dict:
+        """Schedule the module exactly as the pass does without a schedule:
+        the schedule pipeline's front end, every op decided, the rules.
 
         ``decisions`` (the pass's ``decisions=``): ``policy`` (the ONNX
         policy ``model``), ``heuristic`` (a documented non-learned default:
@@ -383,24 +462,23 @@ class Module:
         tiled for vectors, vectorized) or ``random`` (mask-legal random
         decisions drawn with ``seed``); everything else is the same.
 
-        The pass's front end, before the first action: ``rewrite_windows``
-        (``rewrite-windows``): 2-D convolutions become im2col + matmul and
-        poolings and NCHW depthwise convolutions elementwise ops over
-        strided views; ``pad_to_tiles`` (``pad-to-tiles``): odd extents of
-        contractions and reductions are padded to full tiles. Op ids are
-        then those of the rewritten module. ``pack_rhs`` (``pack-rhs``):
-        after the policy has decided every op, the module is scheduled
-        again with the B of its matmuls stored as panels (mlir-rl-pack-rhs:
-        constants at compile time, others by a copy where the matmul has
-        at least 128 rows), each op by its decision on the plain form.
-        ``register_tiles`` (``register-tiles``): in that second schedule,
-        matmuls that stay plain get a register tile under their decided
-        tiling. ``copies_by_rule`` (``copies-by-rule``): in that second
-        schedule, copies whose rows are contiguous on both sides (im2col
-        copies, copies of B) and fills get a schedule by rule, not their
-        decision; a fill that only initialises an accumulator is fused into
-        its consumer's tiles (the consumer's TP becomes a TF).
-        All three off: the module as the policy's decisions left it.
+        ``pipeline``, ``stages``: the stages (:func:`pipeline_settings`;
+        the pass's defaults: all on). The front end (``fuse_elementwise``,
+        ``rewrite_windows``, ``pad_to_tiles``, ``flatten_elementwise``)
+        runs before the first decision; op ids are then those of the
+        rewritten module. The rules run after the decisions: ``pack_rhs``
+        stores the B of matmuls as panels (constants at compile time,
+        others by a copy where the matmul has at least ``min_rows_to_copy``
+        rows), each op by its decision on the plain form; ``register_tiles``
+        gives matmuls that stay plain a register tile under their decided
+        tiling; ``copies_by_rule`` schedules copies whose rows are
+        contiguous on both sides, fills and flattened elementwise ops by
+        rule, and fuses a fill that only initialises an accumulator into its
+        consumer's tiles (the consumer's TP becomes a TF).
+        ``pipeline="none"``: the module as the decisions left it.
+        ``rules=False``: the front end and the decisions, not the rules
+        (what a measurer of decisions takes: :class:`ExecConfig` runs the
+        rules itself).
 
         Returns the cost: ops, inferences and their seconds, applications of
         the transform interpreter and their seconds, warnings; ``packed``:
@@ -411,26 +489,28 @@ class Module:
         ``on_step(op_id, step, schedule_so_far)`` is called before each step
         is applied.
         """
+        settings = pipeline_settings(pipeline, **stages)
+        if not rules:
+            settings.pack_rhs = settings.register_tiles = settings.copies_by_rule = False
         try:
             return self._program.schedule_with_policy(str(model), ort_lib, sample, seed,
-                                                      on_step, rewrite_windows,
-                                                      pad_to_tiles, pack_rhs,
-                                                      register_tiles,
-                                                      copies_by_rule, decisions)
+                                                      on_step, settings, decisions)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 
     def schedule_with(self, policy: PolicyCallable, sample: bool = False,
                       seed: int = 0, on_step: Optional[StepCallback] = None,
-                      rewrite_windows: bool = True,
-                      pad_to_tiles: bool = True) -> dict:
-        """Schedule every op with a Python policy (e.g. a PyTorch actor),
-        driven by the same C++ loop as the pass: ``policy(observation, mask)``
-        returns (kind, tile, pointer) logits. ``rewrite_windows``,
-        ``pad_to_tiles``: as :meth:`schedule_with_policy`."""
+                      pipeline=None, rules: bool = True, **stages) -> dict:
+        """Schedule the module through the schedule pipeline with a Python
+        policy (e.g. a PyTorch actor), driven by the same C++ loop as the
+        pass: ``policy(observation, mask)`` returns (kind, tile, pointer)
+        logits. ``pipeline``, ``rules``, ``stages``: as
+        :meth:`schedule_with_policy`."""
+        settings = pipeline_settings(pipeline, **stages)
+        if not rules:
+            settings.pack_rhs = settings.register_tiles = settings.copies_by_rule = False
         try:
-            return self._program.schedule_with(policy, sample, seed, on_step,
-                                               rewrite_windows, pad_to_tiles)
+            return self._program.schedule_with(policy, sample, seed, on_step, settings)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
 
@@ -444,8 +524,17 @@ class Module:
 
     @property
     def schedule(self) -> str:
-        """The applied schedule in textual form."""
+        """The trace: the passes the pipeline ran before the decisions (its
+        front end, the rules' packing) in brackets, then the applied
+        schedule, ``"[pass,...] 1: TP(32,64,0) T(8,32,1) V; 0: NT"``
+        (without passes, the schedule alone). :meth:`apply_schedule` and the
+        pass's ``schedule=`` replay it on the same input."""
         return self._program.schedule_text()
+
+    @property
+    def decisions(self) -> str:
+        """The applied schedule alone, in the current module's op ids."""
+        return self._program.decision_text()
 
     @property
     def transform_script(self) -> str:

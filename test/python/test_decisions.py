@@ -7,7 +7,7 @@ import pytest
 import mlir_rl
 from mlir_rl.data import kernels as K
 
-RULES_OFF = dict(pack_rhs=False, register_tiles=False, copies_by_rule=False)
+RULES_OFF = dict(pipeline="none")
 
 
 def _decided(text: str, **kw) -> str:

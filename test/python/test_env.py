@@ -71,9 +71,9 @@ def test_interchange_by_pointers(env):
     assert obs["phase"] == int(mlir_rl.DecisionPhase.INTERCHANGE_POINTER)
     # Only the pointer is read now.
     _, _, term, _, info = env.step(indices(A.TILING, ptr=0))
-    assert not term and env.module.schedule == "0: I(1,0)" and not info["fallback"]
+    assert not term and env.module.decisions == "0: I(1,0)" and not info["fallback"]
     _, _, term, _, _ = env.step(indices(A.NO_TRANSFORMATION))
-    assert term and env.module.schedule == "0: I(1,0) NT"
+    assert term and env.module.decisions == "0: I(1,0) NT"
 
 
 def test_decode_gives_legal_actions(env):

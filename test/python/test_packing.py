@@ -461,10 +461,10 @@ def test_accumulator_fill_of_a_reshaped_empty_goes_into_the_tiles(monkeypatch):
 ])
 def test_elementwise_ops_are_flattened_into_whole_register_rows(text, monkeypatch):
     """An elementwise op whose rows are not whole vector registers (14, 28)
-    is computed as [T / W, W] (mlir-rl-flatten-elementwise, in the front end
-    with copies-by-rule) and scheduled by the copies' rule; outputs equal,
-    in-process scheduling as the pass's; copies-by-rule=false keeps the op
-    and the policy's decision. An op under 16384 elements stays."""
+    is computed as [T / W, W] (mlir-rl-flatten-elementwise, in the front end)
+    and scheduled by the copies' rule; outputs equal, in-process scheduling
+    as the pass's; flatten-elementwise=false keeps the op and the policy's
+    decision. An op under 16384 elements stays."""
     _pass_with_this_process_registers(monkeypatch)
     lanes = mlir_rl.legality()["vector_register_bits"] // 32
     result = run_pass(text, name="ew")
@@ -484,5 +484,6 @@ def test_elementwise_ops_are_flattened_into_whole_register_rows(text, monkeypatc
     info = m.schedule_with_policy()
     assert info["copies_by_rule"] == 1, info
     assert m.schedule == result.schedule
-    decided = run_pass(text, name="ew", extra=["copies-by-rule=false"])
+    decided = run_pass(text, name="ew", extra=["flatten-elementwise=false",
+                                               "copies-by-rule=false"])
     assert "collapse_shape" not in decided.ir and "by rule" not in decided.stderr

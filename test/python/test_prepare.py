@@ -170,7 +170,7 @@ def test_the_pipeline_is_registered_for_mlir_opt(mlir_opt, plugin):
                        input=BLOCK, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "llvm.func @block" in r.stdout
-    assert mlir_rl.prepare_pipeline().startswith("builtin.module(mlir-rl-fuse-elementwise")
+    assert mlir_rl.prepare_pipeline() == "builtin.module(mlir-rl-prepare)"
 
 
 @pytest.mark.slow
@@ -278,8 +278,7 @@ func.func @mv(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
 def test_the_thin_matmul_bound_is_a_pass_option(mlir_rl_opt):
     """thin-matmul-rows=0 keeps every transposed weight a [K, N] operand."""
     text = _linear(1)
-    pipe = mlir_rl.prepare_pipeline().replace(
-        "mlir-rl-fuse-elementwise", "mlir-rl-fuse-elementwise{thin-matmul-rows=0}", 1)
+    pipe = "builtin.module(func.func(mlir-rl-fuse-elementwise{thin-matmul-rows=0},canonicalize,cse))"
     after = subprocess.run([mlir_rl_opt, "-p", pipe], input=text, capture_output=True,
                            text=True, check=True).stdout
     assert _names(after) == ["linalg.fill", "linalg.matmul"] and "tensor<3x2xf32>" in after

@@ -72,6 +72,18 @@ std::optional<Action> parseAction(StringRef text, std::string &error) {
 std::optional<ExplicitSchedule> parseSchedule(StringRef text,
                                               std::string &error) {
   ExplicitSchedule schedule;
+  text = text.trim();
+  if (text.consume_front("[")) {
+    size_t close = text.find(']');
+    if (close == StringRef::npos) {
+      error = "unclosed '[' (a trace starts with the passes that ran before "
+              "its decisions: \"[pass,pass{opt=value}] <schedule>\")";
+      return std::nullopt;
+    }
+    schedule.prelude = text.take_front(close).trim().str();
+    schedule.hasPrelude = true;
+    text = text.drop_front(close + 1).trim();
+  }
   SmallVector<StringRef> entries;
   text.split(entries, ';', -1, /*KeepEmpty=*/false);
   for (StringRef entryText : entries) {
@@ -148,7 +160,9 @@ std::string formatSchedule(const ExplicitSchedule &schedule) {
       actions += (actions.empty() ? "" : " ") + a.str();
     out += entry.opId ? std::to_string(*entry.opId) + ": " + actions : actions;
   }
-  return out;
+  if (!schedule.hasPrelude)
+    return out;
+  return "[" + schedule.prelude + "]" + (out.empty() ? "" : " ") + out;
 }
 
 static constexpr const char kHeaderPrefix[] = "// Schedule: ";

@@ -1,8 +1,10 @@
 //===- LinalgRlSchedulePass.cpp - The linalg-rl-schedule pass -------------===//
 //
-// Selection and application are kept apart: the schedule (explicit, or
-// decoded from the policy's logits) is checked against the action masks op
-// by op; each legal action is then applied by the Scheduler.
+// The pass is the SchedulePipeline with options: the front end, the
+// decisions (an explicit schedule or trace, the policy, the heuristic,
+// random, or the tuner), the post-decision rules. Selection and
+// application are kept apart: each decision is checked against the action
+// masks before the Scheduler applies it.
 //
 // The pass hands on only IR that verifies: each action's result is verified
 // where it changed the IR, and the whole module once at the end. Should that
@@ -12,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/OpAnalysis.h"
+#include "mlir-rl/Pipeline/SchedulePipeline.h"
 #include "mlir-rl/Policy/DecisionSource.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
-#include "mlir-rl/Transforms/Lowering.h"
-#include "mlir-rl/Transforms/Packing.h"
+#include "mlir-rl/Transforms/FrontEnd.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 #include "mlir-rl/Tuning/ModuleCheck.h"
@@ -80,14 +82,27 @@ struct LinalgRlSchedulePass
   void getDependentDialects(DialectRegistry &registry) const override {
     LinalgRlScheduleBase::getDependentDialects(registry);
     linalg::registerTransformDialectExtension(registry);
-    for (ArrayRef<PassStep> steps :
-         {ArrayRef<PassStep>(getPolicyWindowSteps()),
-          ArrayRef<PassStep>(getPadToTilesSteps()),
-          ArrayRef<PassStep>(getFlattenElementwiseSteps())}) {
-      OpPassManager pm(ModuleOp::getOperationName());
-      if (succeeded(buildPolicyStepsPipeline(pm, steps)))
-        pm.getDependentDialects(registry);
-    }
+    std::vector<PassStep> steps = getFrontEndSteps(FrontEndOptions());
+    steps.push_back(getPackRhsStep(kDefaultMinRowsToCopy));
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (succeeded(buildPassStepsPipeline(pm, steps)))
+      pm.getDependentDialects(registry);
+  }
+
+  /// The pipeline's settings from the pass's options (PipelineOptions'
+  /// defaults are the options' defaults).
+  PipelineOptions getPipelineOptions() const {
+    PipelineOptions options;
+    options.frontEnd.fuseElementwise = fuseElementwise;
+    options.frontEnd.rewriteWindows = rewriteWindows;
+    options.frontEnd.padToTiles = padToTiles;
+    options.frontEnd.flattenElementwise = flattenElementwise;
+    options.rules.pack = packRhs;
+    options.rules.minRowsToCopy =
+        packConstantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
+    options.rules.registerTiles = registerTiles;
+    options.rules.copies = copiesByRule;
+    return options;
   }
 
   void runOnOperation() override {
@@ -100,6 +115,12 @@ struct LinalgRlSchedulePass
       return signalPassFailure();
     }
     source = *parsedSource;
+    if (search < 0 || budgetMs < 0 || threads < 0 || candidateTimeoutS < 0) {
+      module.emitError() << "linalg-rl-schedule: search, budget-ms, "
+                            "candidate-timeout-s and threads must not be "
+                            "negative";
+      return signalPassFailure();
+    }
     // Selection: parse the schedule before touching the IR.
     std::string error;
     std::optional<ExplicitSchedule> explicitSchedule =
@@ -119,28 +140,6 @@ struct LinalgRlSchedulePass
             << " skipped: not a structured linalg op (only ops with the "
                "LinalgOp interface are scheduled)";
     });
-
-    // With the policy: windowed ops into the forms it schedules well, odd
-    // extents padded to full tiles.
-    frontEndSteps.clear();
-    if (schedule.empty() && usePolicy) {
-      PolicyFrontEndOptions options;
-      options.rewriteWindows = rewriteWindows;
-      options.padToTiles = padToTiles;
-      // Flattened ops are scheduled by the copies' rule.
-      options.flattenElementwise = copiesByRule && search == 0 &&
-                                   tuningDb.empty();
-      std::string frontEndError;
-      if (failed(applyPolicyFrontEnd(
-              module, options,
-              [&](OpPassManager &pm) { return runPipeline(pm, module); },
-              frontEndSteps, frontEndError))) {
-        module.emitError() << "linalg-rl-schedule: " << frontEndError
-                           << " (rewrite-windows=false and pad-to-tiles=false "
-                              "skip the front end)";
-        return signalPassFailure();
-      }
-    }
 
     OwningOpRef<ModuleOp> original(cast<ModuleOp>(module->clone()));
     if (failed(scheduleModule(module, *explicitSchedule, VerifyScope::Touched,
@@ -164,137 +163,133 @@ struct LinalgRlSchedulePass
     }
   }
 
-  /// Schedules `module` (explicit schedule or policy), writes dump-schedule
-  /// and removes the op-id tags. Fails after emitting an error.
+  /// Runs the pipeline on `module`, writes dump-schedule and removes the
+  /// op-id tags. Fails after emitting an error.
   LogicalResult scheduleModule(ModuleOp module,
                                const ExplicitSchedule &explicitSchedule,
                                VerifyScope verifyScope, bool report) {
-    Scheduler scheduler(module, ActionSpaceConfig::getDefault(), verifyScope);
-    scheduler.setPrelude(frontEndSteps);
-    scheduler.initialize();
+    SchedulePipeline pipeline(module, verifyScope);
+    auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
+    PipelineOptions options = getPipelineOptions();
+    if (schedule.empty() && usePolicy) {
+      std::string error;
+      if (failed(pipeline.runFrontEnd(options.frontEnd, run, error))) {
+        module.emitError() << "linalg-rl-schedule: " << error
+                           << " (fuse-elementwise, rewrite-windows, "
+                              "pad-to-tiles and flatten-elementwise=false "
+                              "skip the front end's stages)";
+        return failure();
+      }
+    }
+    if (!schedule.empty()) {
+      // An explicit schedule, or a trace (its passes first).
+      std::string message;
+      int64_t culprit = -1;
+      ApplyStatus status =
+          applyTrace(pipeline, explicitSchedule, run, message, &culprit);
+      if (report)
+        reportUnsupported(pipeline.getScheduler());
+      if (status == ApplyStatus::Illegal) {
+        // Point at the op the action was meant for, where there is one.
+        const OpRecord *rec = pipeline.getScheduler().getRecord(culprit);
+        Location loc = rec ? Location(rec->loc) : module.getLoc();
+        emitError(loc) << "linalg-rl-schedule: " << message;
+        pipeline.commit();
+        return failure();
+      }
+      if (status == ApplyStatus::Failed)
+        module.emitWarning() << "linalg-rl-schedule: " << message;
+      return finish(module, pipeline);
+    }
+
+    Scheduler &scheduler = pipeline.getScheduler();
     if (report) {
-      for (const OpRecord &rec : scheduler.getOps())
-        if (!rec.supported)
-          emitRemark(rec.loc) << "linalg-rl-schedule: op " << rec.id << " ("
-                              << rec.name << ") skipped: " << rec.reason;
+      reportUnsupported(scheduler);
       if (dumpFeatures)
         for (int64_t id : scheduler.getTraversalOrder())
           printFeatures(llvm::outs(), scheduler, id);
     }
-
-    if (schedule.empty()) {
-      OwningOpRef<ModuleOp> revertTo;
-      // The policy decides on plain matmuls; the module is then scheduled
-      // again with their B packed (Packing.h), from the module as it is now.
-      OwningOpRef<ModuleOp> unscheduled;
-      if (usePolicy && search == 0 && tuningDb.empty())
-        unscheduled = cloneForRescheduling(module);
-      if (usePolicy &&
-          failed(scheduleWithPolicy(module, scheduler, verifyScope, revertTo)))
-        return failure();
-      if (unscheduled && !revertTo &&
-          succeeded(reschedule(module, scheduler, *unscheduled, verifyScope,
-                               report)))
-        return success();
-      if (revertTo) {
-        // The module check chose the greedy schedule: schedule the module
-        // as it was before tuning again, greedily.
-        module.getBodyRegion().takeBody(revertTo->getBodyRegion());
-        Scheduler greedy(module, ActionSpaceConfig::getDefault(), verifyScope);
-        greedy.setPrelude(frontEndSteps);
-        greedy.initialize();
-        // As without search: the matmuls rescheduled after the decisions.
-        OwningOpRef<ModuleOp> again = cloneForRescheduling(module);
-        PolicyStats stats;
-        std::string error;
-        auto runPolicy = makePolicyFn();
-        if (failed(greedy.scheduleWithPolicy(runPolicy, PolicyRunOptions(),
-                                             stats, error))) {
-          module.emitError() << "linalg-rl-schedule: " << error;
-          greedy.removeTags();
-          return failure();
-        }
-        if (again &&
-            succeeded(reschedule(module, greedy, *again, verifyScope, report)))
-          return success();
-        return finish(module, greedy);
-      }
-      return finish(module, scheduler);
-    }
-
-    // Application, consumers before producers.
-    std::string message;
-    int64_t culprit = -1;
-    ApplyStatus status =
-        scheduler.applySchedule(explicitSchedule, message, &culprit);
-    if (status == ApplyStatus::Illegal) {
-      // Point at the op the action was meant for, where there is one.
-      const OpRecord *rec = scheduler.getRecord(culprit);
-      Location loc = rec ? Location(rec->loc) : module.getLoc();
-      emitError(loc) << "linalg-rl-schedule: " << message;
-      scheduler.removeTags();
+    if (!usePolicy)
+      return finish(module, pipeline);
+    if (failed(loadPolicy(module))) {
+      pipeline.commit();
       return failure();
     }
-    if (status == ApplyStatus::Failed)
-      module.emitWarning() << "linalg-rl-schedule: " << message;
-    return finish(module, scheduler);
-  }
-
-  Rescheduling getRescheduling() const {
-    Rescheduling opts;
-    opts.pack = packRhs;
-    opts.minRowsToCopy = packConstantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
-    opts.registerTiles = registerTiles;
-    opts.copies = copiesByRule;
-    return opts;
-  }
-
-  /// `module` as it is before the policy's decisions, kept to schedule
-  /// again (reschedule); null when it has nothing to reschedule.
-  OwningOpRef<ModuleOp> cloneForRescheduling(ModuleOp module) const {
-    if (!hasOpsToReschedule(module, getRescheduling()))
-      return nullptr;
-    return cast<ModuleOp>(module->clone());
-  }
-
-  /// Schedules `unscheduled` (the module before `plain` scheduled it)
-  /// again with its matmuls packed or register-tiled and its copies by rule
-  /// (mlir::rl::reschedule) and, on success, moves it into `module` and
-  /// finishes. Fails, leaving `module` as `plain` scheduled it, when that
-  /// does not apply.
-  LogicalResult reschedule(ModuleOp module, Scheduler &plain,
-                           ModuleOp unscheduled, VerifyScope verifyScope,
-                           bool report) {
-    int64_t packed = 0, tiled = 0, copied = 0;
-    std::string why;
     auto runPolicy = makePolicyFn();
-    std::unique_ptr<Scheduler> scheduler = mlir::rl::reschedule(
-        plain, unscheduled, runPolicy, getRescheduling(), verifyScope, packed,
-        tiled, copied, why);
-    if (!scheduler) {
-      if (report)
+    if (search > 0 || !tuningDb.empty())
+      return tuneModule(module, pipeline, options, verifyScope, report);
+
+    PolicyRunOptions runOptions;
+    // Random decisions are uniform logits, sampled.
+    runOptions.sample = sample || source == DecisionSource::Random;
+    runOptions.seed = seed;
+    PolicyStats stats;
+    std::string error;
+    if (failed(pipeline.decide(runPolicy, runOptions, stats, error))) {
+      module.emitError() << "linalg-rl-schedule: " << error;
+      pipeline.commit();
+      return failure();
+    }
+    reportPolicyStats(module, stats);
+    applyRules(module, pipeline, options, report);
+    return finish(module, pipeline);
+  }
+
+  void reportUnsupported(Scheduler &scheduler) {
+    for (const OpRecord &rec : scheduler.getOps())
+      if (!rec.supported)
+        emitRemark(rec.loc) << "linalg-rl-schedule: op " << rec.id << " ("
+                            << rec.name << ") skipped: " << rec.reason;
+  }
+
+  void reportPolicyStats(ModuleOp module, const PolicyStats &stats) {
+    for (const std::string &w : stats.warnings)
+      module.emitWarning() << "linalg-rl-schedule: " << w;
+    LLVM_DEBUG(llvm::dbgs() << "policy: " << stats.ops << " ops, "
+                            << stats.inferences << " inferences in "
+                            << stats.inferenceSeconds << " s, "
+                            << stats.applications << " applications in "
+                            << stats.applySeconds << " s\n");
+  }
+
+  /// Stage 3, with a remark saying what the rules did (or why not).
+  void applyRules(ModuleOp module, SchedulePipeline &pipeline,
+                  const PipelineOptions &options, bool report) {
+    auto runPolicy = makePolicyFn();
+    RulesOutcome rules = pipeline.applyRules(options.rules, runPolicy);
+    if (!report)
+      return;
+    if (!rules.applied) {
+      if (!rules.why.empty())
         emitRemark(module.getLoc())
             << "linalg-rl-schedule: matmuls and copies as decided (not "
                "packed, register-tiled or by rule): "
-            << why;
+            << rules.why;
+      return;
+    }
+    InFlightDiagnostic d = emitRemark(module.getLoc());
+    d << "linalg-rl-schedule:";
+    if (rules.packed)
+      d << " the right-hand sides of " << rules.packed
+        << " matmuls packed into panels"
+        << (rules.registerTiled || rules.copiesByRule ? ";" : "");
+    if (rules.registerTiled)
+      d << " " << rules.registerTiled << " plain matmuls register-tiled"
+        << (rules.copiesByRule ? ";" : "");
+    if (rules.copiesByRule)
+      d << " " << rules.copiesByRule << " copies and fills scheduled by rule";
+  }
+
+  LogicalResult loadPolicy(ModuleOp module) {
+    if (policy || source != DecisionSource::Policy)
+      return success();
+    std::string error;
+    policy = OnnxPolicy::load(modelPath, ortLib,
+                              ActionSpaceConfig::getDefault().layout, error);
+    if (!policy) {
+      module.emitError() << "linalg-rl-schedule: " << error;
       return failure();
     }
-    if (report) {
-      InFlightDiagnostic d = emitRemark(module.getLoc());
-      d << "linalg-rl-schedule:";
-      if (packed)
-        d << " the right-hand sides of " << packed
-          << " matmuls packed into panels" << (tiled || copied ? ";" : "");
-      if (tiled)
-        d << " " << tiled << " plain matmuls register-tiled"
-          << (copied ? ";" : "");
-      if (copied)
-        d << " " << copied << " copies and fills scheduled by rule";
-    }
-    if (failed(finish(unscheduled, *scheduler)))
-      return failure();
-    plain.removeTags();
-    module.getBodyRegion().takeBody(unscheduled.getBodyRegion());
     return success();
   }
 
@@ -311,163 +306,131 @@ struct LinalgRlSchedulePass
     };
   }
 
-  /// Schedules every op with the ONNX policy (loaded once per pass instance).
-  /// With tuning, `revertTo` receives the module as it was before, when
-  /// the module check finds the greedy schedule faster.
-  LogicalResult scheduleWithPolicy(ModuleOp module, Scheduler &scheduler,
-                                   VerifyScope verifyScope,
-                                   OwningOpRef<ModuleOp> &revertTo) {
-    if (!policy && source == DecisionSource::Policy) {
-      std::string error;
-      policy = OnnxPolicy::load(modelPath, ortLib, scheduler.getLayout(),
-                                error);
-      if (!policy) {
-        module.emitError() << "linalg-rl-schedule: " << error;
-        scheduler.removeTags();
-        return failure();
-      }
-    }
-    PolicyRunOptions options;
-    // Random decisions are uniform logits, sampled.
-    options.sample = sample || source == DecisionSource::Random;
-    options.seed = seed;
-    PolicyStats stats;
-    std::string error;
-    auto runPolicy = makePolicyFn();
-    if (search < 0 || budgetMs < 0 || threads < 0 || candidateTimeoutS < 0) {
-      module.emitError() << "linalg-rl-schedule: search, budget-ms, "
-                            "candidate-timeout-s and threads must not be "
-                            "negative";
-      scheduler.removeTags();
-      return failure();
-    }
-    if ((search > 0 || !tuningDb.empty()) && options.sample) {
+  /// Decisions by the tuner (search=K, tuning-db), its candidates measured
+  /// through the rules; then the rules; then, where the tuned schedule
+  /// differs from the greedy one, the module check between the two as
+  /// they ship.
+  LogicalResult tuneModule(ModuleOp module, SchedulePipeline &pipeline,
+                           const PipelineOptions &options,
+                           VerifyScope verifyScope, bool report) {
+    if (sample || source == DecisionSource::Random) {
       module.emitError() << "linalg-rl-schedule: sample=true and "
                             "decisions=random do not go with search or "
                             "tuning-db (they apply measured schedules)";
-      scheduler.removeTags();
+      pipeline.commit();
       return failure();
     }
-    if (search > 0 || !tuningDb.empty()) {
-      TuningOptions tuning;
-      tuning.search = search;
-      tuning.dbPath = tuningDb;
-      tuning.budgetMs = budgetMs;
-      tuning.threads = threads;
-      tuning.measure.tool = measureTool;
-      tuning.measure.candidateTimeoutSeconds = candidateTimeoutS;
-      TuningStats tuningStats;
-      emitRemark(module.getLoc())
-          << "linalg-rl-schedule: tuning "
-          << scheduler.getTraversalOrder().size() << " ops (search="
-          << (int)search
-          << (tuningDb.empty() ? "" : ", tuning-db=" + std::string(tuningDb))
-          << ")";
-      auto report = [&](int64_t id, const std::string &line) {
-        const OpRecord *rec = scheduler.getRecord(id);
-        emitRemark(rec ? Location(rec->loc) : module.getLoc())
-            << "linalg-rl-schedule: " << line;
-      };
-      OwningOpRef<ModuleOp> before;
-      if (moduleCheck)
-        before = cast<ModuleOp>(module->clone());
-      if (failed(tuneWithPolicy(scheduler, runPolicy, tuning, tuningStats,
-                                stats, report, error))) {
-        module.emitError() << "linalg-rl-schedule: " << error;
-        scheduler.removeTags();
-        return failure();
-      }
-      emitRemark(module.getLoc())
-          << "linalg-rl-schedule: tuned " << tuningStats.ops << " ops: "
-          << tuningStats.searched << " searched ("
-          << tuningStats.measurements << " candidates measured in "
-          << tuningStats.processes << " helper processes), "
-          << tuningStats.fromDb << " from the tuning database, "
-          << tuningStats.policyOnly << " by the policy alone";
-      if (before && failed(checkModule(module, before, scheduler, runPolicy,
-                                       tuning, verifyScope, revertTo)))
-        return failure();
-    } else if (failed(scheduler.scheduleWithPolicy(runPolicy, options, stats,
-                                                   error))) {
+    Scheduler &scheduler = pipeline.getScheduler();
+    TuningOptions tuning;
+    tuning.search = search;
+    tuning.dbPath = tuningDb;
+    tuning.budgetMs = budgetMs;
+    tuning.threads = threads;
+    tuning.rules = options.rules;
+    tuning.measure.tool = measureTool;
+    tuning.measure.candidateTimeoutSeconds = candidateTimeoutS;
+    TuningStats tuningStats;
+    PolicyStats stats;
+    std::string error;
+    emitRemark(module.getLoc())
+        << "linalg-rl-schedule: tuning "
+        << scheduler.getTraversalOrder().size() << " ops (search="
+        << (int)search
+        << (tuningDb.empty() ? "" : ", tuning-db=" + std::string(tuningDb))
+        << ")";
+    auto reportLine = [&](int64_t id, const std::string &line) {
+      const OpRecord *rec = scheduler.getRecord(id);
+      emitRemark(rec ? Location(rec->loc) : module.getLoc())
+          << "linalg-rl-schedule: " << line;
+    };
+    // The module after the front end, before the decisions (tagged).
+    OwningOpRef<ModuleOp> before;
+    if (moduleCheck)
+      before = cast<ModuleOp>(pipeline.getModule()->clone());
+    auto runPolicy = makePolicyFn();
+    if (failed(tuneWithPolicy(scheduler, runPolicy, tuning, tuningStats,
+                              stats, reportLine, error))) {
       module.emitError() << "linalg-rl-schedule: " << error;
-      scheduler.removeTags();
+      pipeline.commit();
       return failure();
     }
-    for (const std::string &w : stats.warnings)
-      module.emitWarning() << "linalg-rl-schedule: " << w;
-    LLVM_DEBUG(llvm::dbgs() << "policy: " << stats.ops << " ops, "
-                            << stats.inferences << " inferences in "
-                            << stats.inferenceSeconds << " s, "
-                            << stats.applications << " applications in "
-                            << stats.applySeconds << " s\n");
-    return success();
-  }
+    emitRemark(module.getLoc())
+        << "linalg-rl-schedule: tuned " << tuningStats.ops << " ops: "
+        << tuningStats.searched << " searched (" << tuningStats.measurements
+        << " candidates measured in " << tuningStats.processes
+        << " helper processes), " << tuningStats.fromDb
+        << " from the tuning database, " << tuningStats.policyOnly
+        << " by the policy alone";
+    reportPolicyStats(module, stats);
+    applyRules(module, pipeline, options, report);
+    if (!before)
+      return finish(module, pipeline);
 
-  /// The module check (Tuning/ModuleCheck.h): moves `before` (the module
-  /// as tuning took it) into `revertTo` when the greedy schedule is to be
-  /// applied instead of the tuned one. A check that cannot run leaves the
-  /// tuned schedule, with a remark.
-  LogicalResult checkModule(ModuleOp module, OwningOpRef<ModuleOp> &before,
-                            Scheduler &tuned, PolicyFn runPolicy,
-                            const TuningOptions &tuning,
-                            VerifyScope verifyScope,
-                            OwningOpRef<ModuleOp> &revertTo) {
-    std::string tunedText = tuned.getScheduleText();
-    std::string greedyText;
-    {
-      OwningOpRef<ModuleOp> copy(cast<ModuleOp>(before->clone()));
-      Scheduler greedy(*copy, ActionSpaceConfig::getDefault(), verifyScope);
-      greedy.initialize();
-      PolicyStats ignored;
-      std::string error;
-      if (failed(greedy.scheduleWithPolicy(runPolicy, PolicyRunOptions(),
-                                           ignored, error))) {
-        module.emitError() << "linalg-rl-schedule: " << error;
-        tuned.removeTags();
-        return failure();
-      }
-      greedyText = greedy.getScheduleText();
+    // The greedy schedule as it ships, on a copy of the module as tuning
+    // took it.
+    std::string tunedTrace = pipeline.getTrace(/*fromFrontEnd=*/true);
+    OwningOpRef<ModuleOp> greedyModule(cast<ModuleOp>(before->clone()));
+    SchedulePipeline greedy(*greedyModule, verifyScope);
+    greedy.notePrelude(std::vector<PassStep>(
+        pipeline.getPrelude().begin(),
+        pipeline.getPrelude().begin() + pipeline.getFrontEndSize()));
+    if (failed(greedy.decide(runPolicy, PolicyRunOptions(), stats, error))) {
+      module.emitError() << "linalg-rl-schedule: " << error;
+      pipeline.commit();
+      return failure();
     }
-    if (greedyText == tunedText)
-      return success();
+    (void)greedy.applyRules(options.rules, runPolicy);
+    std::string greedyTrace = greedy.getTrace(/*fromFrontEnd=*/true);
+    if (greedyTrace == tunedTrace)
+      return finish(module, pipeline);
     std::string why;
+    removeOpIdTags(*before);
     FailureOr<ModuleCheckResult> result =
-        checkTunedModule(*before, greedyText, tunedText, tuning, why);
+        checkTunedModule(*before, greedyTrace, tunedTrace, tuning, why);
     if (failed(result)) {
       emitRemark(module.getLoc())
           << "linalg-rl-schedule: module check not done (" << why
           << "); the tuned schedule stays";
-      return success();
+      return finish(module, pipeline);
     }
     emitRemark(module.getLoc()) << "linalg-rl-schedule: " << result->line;
-    if (!result->keepTuned)
-      revertTo = std::move(before);
-    return success();
+    if (result->keepTuned)
+      return finish(module, pipeline);
+    // The greedy schedule ships: it replaces the module's body.
+    std::string trace = greedy.getTrace();
+    std::string script = greedy.getScheduler().getTransformScript();
+    greedy.commit();
+    module.getBodyRegion().takeBody(greedyModule->getBodyRegion());
+    module->removeAttr(kFrontEndAttrName);
+    return writeDump(module, trace, script);
   }
 
   /// Writes the dump-schedule file and removes the op-id tags.
-  LogicalResult finish(ModuleOp module, Scheduler &scheduler) {
-    if (!dumpSchedule.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(dumpSchedule, ec, llvm::sys::fs::OF_Text);
-      if (ec) {
-        module.emitError() << "linalg-rl-schedule: cannot write dump-schedule "
-                              "file '"
-                           << dumpSchedule << "': " << ec.message();
-        scheduler.removeTags();
-        return failure();
-      }
-      os << formatScheduleHeader(scheduler.getScheduleText())
-         << scheduler.getTransformScript();
+  LogicalResult finish(ModuleOp module, SchedulePipeline &pipeline) {
+    std::string trace = pipeline.getTrace();
+    std::string script = pipeline.getScheduler().getTransformScript();
+    pipeline.commit();
+    return writeDump(module, trace, script);
+  }
+
+  LogicalResult writeDump(ModuleOp module, const std::string &trace,
+                          const std::string &script) {
+    if (dumpSchedule.empty())
+      return success();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dumpSchedule, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      module.emitError() << "linalg-rl-schedule: cannot write dump-schedule "
+                            "file '"
+                         << dumpSchedule << "': " << ec.message();
+      return failure();
     }
-    scheduler.removeTags();
+    os << formatScheduleHeader(trace) << script;
     return success();
   }
 
   std::shared_ptr<OnnxPolicy> policy;
   DecisionSource source = DecisionSource::Policy;
-  /// The front end's passes that ran (dump-schedule's prelude).
-  std::vector<PassStep> frontEndSteps;
 };
 
 } // namespace

@@ -882,16 +882,8 @@ const std::string &getLoweringPipeline() {
   return pipeline;
 }
 
-const std::string &getPreparePipeline() {
-  static const std::string pipeline =
-      "builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,"
-      "mlir-rl-conv-to-matmul,mlir-rl-unroll-windows,canonicalize,cse,"
-      "mlir-rl-untie-inits,mlir-rl-pad-to-tiles)";
-  return pipeline;
-}
-
-static LogicalResult buildPipeline(OpPassManager &pm, StringRef text,
-                                   StringRef what) {
+LogicalResult buildPipelineFromText(OpPassManager &pm, StringRef text,
+                                    StringRef what) {
   registerMlirRlPassesAndPipelines();
   std::string error;
   llvm::raw_string_ostream os(error);
@@ -906,16 +898,11 @@ static LogicalResult buildPipeline(OpPassManager &pm, StringRef text,
 }
 
 LogicalResult buildLoweringPipeline(OpPassManager &pm) {
-  return buildPipeline(pm, getLoweringPipeline(), "lowering");
+  return buildPipelineFromText(pm, getLoweringPipeline(), "lowering");
 }
 
-LogicalResult buildPreparePipeline(OpPassManager &pm) {
-  return buildPipeline(pm, getPreparePipeline(), "prepare");
-}
-
-/// Runs `pm` on `module`, errors collected into `error`.
-static LogicalResult runWithDiagnostics(PassManager &pm, ModuleOp module,
-                                        std::string &error, StringRef what) {
+LogicalResult runWithDiagnostics(PassManager &pm, ModuleOp module,
+                                 std::string &error, StringRef what) {
   MLIRContext *ctx = module.getContext();
   llvm::raw_string_ostream os(error);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
@@ -944,114 +931,6 @@ static LogicalResult runPipeline(ModuleOp module, std::string &error,
     return failure();
   }
   return runWithDiagnostics(pm, module, error, what);
-}
-
-LogicalResult prepareModule(ModuleOp module, std::string &error) {
-  return runPipeline(module, error, buildPreparePipeline, "prepare");
-}
-
-const std::vector<PassStep> &getPolicyWindowSteps() {
-  static const std::vector<PassStep> steps = {
-      {"mlir-rl-conv-to-matmul", {}},
-      {"mlir-rl-unroll-windows", {{"nhwc-depthwise", false}}},
-      {"canonicalize", {}},
-      {"cse", {}},
-      {"mlir-rl-untie-inits", {}},
-  };
-  return steps;
-}
-
-bool hasPolicyWindowOps(ModuleOp module) {
-  bool found = false;
-  module.walk([&](linalg::LinalgOp op) {
-    Operation *o = op.getOperation();
-    if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
-            linalg::Conv2DNhwcFhwcOp, linalg::DepthwiseConv2DNchwChwOp,
-            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
-            linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(o) &&
-        op.hasPureTensorSemantics()) {
-      found = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
-
-const std::vector<PassStep> &getPadToTilesSteps() {
-  static const std::vector<PassStep> steps = {{"mlir-rl-pad-to-tiles", {}}};
-  return steps;
-}
-
-const std::vector<PassStep> &getFlattenElementwiseSteps() {
-  static const std::vector<PassStep> steps = {
-      {"mlir-rl-flatten-elementwise", {}}};
-  return steps;
-}
-
-LogicalResult buildPolicyStepsPipeline(OpPassManager &pm,
-                                       ArrayRef<PassStep> steps) {
-  std::string text = "builtin.module(func.func(";
-  bool first = true;
-  for (const PassStep &step : steps) {
-    text += (first ? "" : ",") + step.name;
-    first = false;
-    if (step.options.empty() && step.intOptions.empty())
-      continue;
-    std::vector<std::string> opts;
-    for (const auto &[key, value] : step.options)
-      opts.push_back(key + "=" + (value ? "true" : "false"));
-    for (const auto &[key, value] : step.intOptions)
-      opts.push_back(key + "=" + std::to_string(value));
-    text += "{" + llvm::join(opts, " ") + "}";
-  }
-  text += "))";
-  return buildPipeline(pm, text, "policy front end");
-}
-
-LogicalResult
-applyPolicyFrontEnd(ModuleOp module, const PolicyFrontEndOptions &options,
-                    function_ref<LogicalResult(OpPassManager &)> run,
-                    std::vector<PassStep> &ran, std::string &error) {
-  auto runSteps = [&](ArrayRef<PassStep> steps, StringRef what) {
-    OpPassManager pm(ModuleOp::getOperationName());
-    if (failed(buildPolicyStepsPipeline(pm, steps)) || failed(run(pm))) {
-      if (error.empty())
-        error = what.str() + " failed";
-      return failure();
-    }
-    ran.insert(ran.end(), steps.begin(), steps.end());
-    return success();
-  };
-  if (options.rewriteWindows && hasPolicyWindowOps(module) &&
-      failed(runSteps(getPolicyWindowSteps(),
-                      "rewriting convolutions and poolings for the policy "
-                      "(rewrite-windows)")))
-    return failure();
-  if (options.padToTiles && hasOpsToPad(module) &&
-      failed(runSteps(getPadToTilesSteps(),
-                      "padding odd extents to full tiles (pad-to-tiles)")))
-    return failure();
-  if (options.flattenElementwise && hasOpsToFlatten(module) &&
-      failed(runSteps(getFlattenElementwiseSteps(),
-                      "flattening elementwise ops (copies-by-rule)")))
-    return failure();
-  return success();
-}
-
-LogicalResult applyPolicyFrontEnd(ModuleOp module,
-                                  const PolicyFrontEndOptions &options,
-                                  std::vector<PassStep> &ran,
-                                  std::string &error) {
-  registerAllPassesOnce();
-  return applyPolicyFrontEnd(
-      module, options,
-      [&](OpPassManager &steps) {
-        PassManager pm(module.getContext(), ModuleOp::getOperationName());
-        static_cast<OpPassManager &>(pm) = steps;
-        return runWithDiagnostics(pm, module, error, "policy front end");
-      },
-      ran, error);
 }
 
 LogicalResult lowerToLLVM(ModuleOp module, std::string &error) {

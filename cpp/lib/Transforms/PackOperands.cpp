@@ -571,7 +571,8 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
   return out;
 }
 
-PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels) {
+PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels,
+                        ArrayRef<int64_t> skipOps) {
   // The default threshold (no option), constants only (a flag), or another.
   PassStep step{"mlir-rl-pack-rhs", {}};
   if (minRowsToCopy <= 0)
@@ -580,6 +581,9 @@ PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels) {
     step.intOptions.push_back({"min-rows-to-copy", minRowsToCopy});
   if (fillsInPanels)
     step.options.push_back({"fills-in-panels", true});
+  if (!skipOps.empty())
+    step.listOptions.push_back(
+        {"skip-ops", std::vector<int64_t>(skipOps.begin(), skipOps.end())});
   return step;
 }
 
@@ -729,7 +733,7 @@ static std::unique_ptr<Scheduler> applyRescheduling(
     std::map<int64_t, PackCandidate> &candidates,
     const std::map<int64_t, std::vector<Action>> &decided,
     const std::map<int64_t, std::vector<Action>> &byRule, bool withRules,
-    int64_t &copied, std::string &why) {
+    const std::set<int64_t> &unpacked, int64_t &copied, std::string &why) {
   const ActionSpaceConfig &config = plain.getConfig();
   copied = 0;
   // Tagged with the plain ids (the clone was made after plain's
@@ -762,7 +766,9 @@ static std::unique_ptr<Scheduler> applyRescheduling(
       std::make_unique<Scheduler>(unscheduled, config, verifyScope);
   std::vector<PassStep> prelude = plain.getPrelude();
   if (!candidates.empty())
-    prelude.push_back(getPackRhsStep(opts.minRowsToCopy, withRules));
+    prelude.push_back(getPackRhsStep(
+        opts.minRowsToCopy, withRules,
+        std::vector<int64_t>(unpacked.begin(), unpacked.end())));
   scheduler->setPrelude(prelude);
   scheduler->initialize();
   int64_t copies = llvm::count(plainIdOf, -1);
@@ -887,8 +893,7 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     int64_t id = 0;
     unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
       int64_t current = id++;
-      if (candidates.count(current))
-        return;
+      // Candidates too: one whose decision has no packed form stays plain.
       if (auto extents = getRegisterTileExtents(op);
           extents && opts.registerTiles)
         plainMatmuls[current] = {
@@ -913,13 +918,13 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   for (const OpRecord &rec : plain.getOps())
     if (rec.producerId >= 0 && fusesProducer(rec))
       fused.insert(rec.producerId);
-  for (int64_t id : fused) {
+  // Matmuls that stay plain although mlir-rl-pack-rhs would pack them:
+  // the other rules of the module still apply.
+  std::set<int64_t> unpacked;
+  for (int64_t id : fused)
     // Its consumer would find a collapse_shape instead.
-    if (candidates.count(id)) {
-      why = "matmul " + std::to_string(id) + " is fused into its consumer";
-      return nullptr;
-    }
-  }
+    if (candidates.erase(id))
+      unpacked.insert(id);
   std::map<int64_t, std::vector<Action>> decided; // by the plain op id
   // The copies whose decision the rule replaces (the attempt with them).
   std::map<int64_t, std::vector<Action>> byRule;
@@ -947,14 +952,28 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     std::optional<std::vector<Action>> actions = translatePackedSchedule(
         rec.state.history, c.mnk, c.panelWidth, c.elementBits,
         config.legality, config.layout.historyLength);
-    if (!actions) {
-      why = "op " + std::to_string(rec.id) + "'s schedule (" +
-            formatSchedule({{{std::nullopt, rec.state.history}}}) +
-            ") has no packed equivalent";
-      return nullptr;
+    if (actions) {
+      decided[rec.id] = *actions;
+      continue;
     }
-    decided[rec.id] = *actions;
+    // No packed equivalent (a fusion, an interchange): it stays plain, as
+    // decided, with a register tile where one translates.
+    candidates.erase(it);
+    unpacked.insert(rec.id);
+    decided[rec.id] = rec.state.history;
+    auto mm = plainMatmuls.find(rec.id);
+    if (mm != plainMatmuls.end())
+      if (std::optional<std::vector<Action>> tiledActions =
+              translateRegisterTile(rec.state.history, mm->second.first,
+                                    mm->second.second, config.legality,
+                                    config.layout.historyLength)) {
+        decided[rec.id] = *tiledActions;
+        ++tiled;
+      }
   }
+  // The register tile of a candidate is only for one that stays plain.
+  for (auto &[id, c] : candidates)
+    plainMatmuls.erase(id);
   // A fill that only initialises its consumer's accumulator goes into the
   // consumer's tiles: the consumer's TP becomes a TF (same tile sizes) and
   // the fill, filling one tile at a time inside the forall, keeps no
@@ -984,17 +1003,21 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     spare = cast<ModuleOp>(unscheduled->clone());
   std::unique_ptr<Scheduler> scheduler = applyRescheduling(
       unscheduled, plain, policy, opts, verifyScope, candidates,
-      opts.copies ? decidedByRule : decided, byRule, opts.copies, copied, why);
+      opts.copies ? decidedByRule : decided, byRule, opts.copies, unpacked,
+      copied, why);
   if (!scheduler && spare) {
     unscheduled.getBodyRegion().takeBody(spare->getBodyRegion());
     std::string first = why;
     byRule.clear();
     // The same matmuls, in the restored module.
-    if (opts.pack)
+    if (opts.pack) {
       candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
+      for (int64_t id : unpacked)
+        candidates.erase(id);
+    }
     scheduler = applyRescheduling(unscheduled, plain, policy, opts,
                                   verifyScope, candidates, decided, byRule,
-                                  /*withRules=*/false, copied, why);
+                                  /*withRules=*/false, unpacked, copied, why);
     if (!scheduler)
       why += " (with copies by rule: " + first + ")";
   }
@@ -1019,9 +1042,10 @@ struct PackRhsPass : public mlir::rl::impl::PackRhsBase<PackRhsPass> {
   void runOnOperation() override {
     int64_t minRows = constantsOnly ? 0 : std::max<int64_t>(0, minRowsToCopy);
     IRRewriter rewriter(&getContext());
+    std::set<int64_t> skip(skipOps.begin(), skipOps.end());
     for (auto &[id, c] :
          rl::getPackCandidates(getOperation(), minRows, panelWidth))
-      if (failed(rl::packRhs(rewriter, c.op, c.panelWidth, minRows,
+      if (!skip.count(id) && failed(rl::packRhs(rewriter, c.op, c.panelWidth, minRows,
                              fillsInPanels)))
         c.op->emitRemark() << "mlir-rl-pack-rhs: the right-hand side could "
                             "not be packed; the op is left as it is";

@@ -1,4 +1,5 @@
 //===- Registration.cpp - Pass and pipeline registration ------------------===//
+#include "mlir-rl/Transforms/FrontEnd.h"
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 
@@ -18,11 +19,6 @@ void registerMlirRlPassesAndPipelines() {
         "Lower scheduled linalg-on-tensors code to the LLVM dialect with "
         "OpenMP (the pipeline mlir-rl times with)",
         [](OpPassManager &pm) { (void)buildLoweringPipeline(pm); });
-    PassPipelineRegistration<>(
-        "mlir-rl-prepare",
-        "Prepare imported linalg IR (torch-mlir) for scheduling: fuse "
-        "elementwise chains, fold pads into producers, one init per consumer",
-        [](OpPassManager &pm) { (void)buildPreparePipeline(pm); });
   });
 }
 

@@ -213,19 +213,54 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
                                TypeAttr(), ArrayAttr());
   };
   if (!prelude.empty()) {
-    auto funcs = matchFuncs();
-    markNext(funcs, "The passes the pass ran first (its front end: rewrite-windows, pad-to-tiles).");
-    Value handle = funcs.getResult();
+    // func.func steps on the functions; a module step (the packing, whose
+    // op numbering is the module's) on the root, whose handle it replaces.
+    Value handle;
+    bool first = true;
     for (const PassStep &step : prelude) {
       SmallVector<NamedAttribute> opts;
       for (const auto &[key, value] : step.options)
         opts.push_back(b.getNamedAttr(key, b.getBoolAttr(value)));
       for (const auto &[key, value] : step.intOptions)
         opts.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
-      handle = tr::ApplyRegisteredPassOp::create(
-                   b, loc, anyOp(ctx), handle, step.name,
-                   b.getDictionaryAttr(opts), ValueRange())
-                   .getResult();
+      for (const auto &[key, values] : step.listOptions) {
+        SmallVector<Attribute> items;
+        for (int64_t v : values)
+          items.push_back(b.getI64IntegerAttr(v));
+        opts.push_back(b.getNamedAttr(key, b.getArrayAttr(items)));
+      }
+      Value target;
+      if (step.onModule()) {
+        // The module itself (the entry's argument is read-only; the pass's
+        // result then stands for it).
+        target = tr::MatchOp::create(b, loc, anyOp(ctx), root,
+                                     b.getStrArrayAttr({"builtin.module"}),
+                                     tr::MatchInterfaceEnumAttr(),
+                                     DictionaryAttr(), TypeAttr(), ArrayAttr())
+                     .getResult();
+      } else {
+        if (!handle) {
+          auto funcs = matchFuncs();
+          if (first)
+            markNext(funcs, "The passes the pass ran first (its front end, "
+                            "the packing of its rules).");
+          handle = funcs.getResult();
+        }
+        target = handle;
+      }
+      auto applied = tr::ApplyRegisteredPassOp::create(
+          b, loc, anyOp(ctx), target, step.name, b.getDictionaryAttr(opts),
+          ValueRange());
+      if (first && step.onModule())
+        markNext(applied, "The passes the pass ran first (its front end, "
+                          "the packing of its rules).");
+      first = false;
+      if (step.onModule()) {
+        root = applied.getResult();
+        handle = Value();
+      } else {
+        handle = applied.getResult();
+      }
     }
   }
   // Number the linalg ops in pre-order, as the pass does.
@@ -300,7 +335,7 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   AsmState state(seq);
   os << "module attributes {transform.with_named_sequence} {\n"
      << "  transform.named_sequence @__transform_main(";
-  root.printAsOperand(os, state);
+  seq.getBody().front().getArgument(0).printAsOperand(os, state);
   os << ": !transform.any_op {transform.readonly}) {\n";
   size_t next = 0;
   for (Operation &op : seq.getBody().front()) {

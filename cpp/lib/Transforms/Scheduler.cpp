@@ -632,6 +632,15 @@ std::string Scheduler::getScheduleText() const {
   return formatSchedule(schedule);
 }
 
+std::string Scheduler::getTrace() const {
+  std::optional<ExplicitSchedule> schedule;
+  std::string ignored;
+  schedule = parseSchedule(getScheduleText(), ignored);
+  schedule->prelude = formatPassSteps(prelude);
+  schedule->hasPrelude = !prelude.empty();
+  return formatSchedule(*schedule);
+}
+
 std::string Scheduler::getTransformScript() const {
   ModuleOp payload = module;
   return printReplayScript(payload.getContext(), ops.size(), applied,

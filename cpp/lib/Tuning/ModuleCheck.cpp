@@ -137,7 +137,7 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
   std::string signature = "module-check\n" + *unitText + "\n" +
                           greedySchedule.str() + "\n" + tunedSchedule.str();
   TuningKey key{hashText(signature), getTuningHost(),
-                getTuningContext(threads)};
+                getTuningContext(options)};
   ModuleCheckResult result;
   if (db) {
     if (std::optional<TunedWinner> w = db->lookup(key)) {

@@ -1,5 +1,6 @@
 //===- Proposals.cpp - The policy's most likely schedules -----------------===//
 #include "mlir-rl/Tuning/Proposals.h"
+#include "mlir-rl/Pipeline/SchedulePipeline.h"
 
 #include <algorithm>
 #include <set>
@@ -7,10 +8,12 @@
 namespace mlir::rl {
 
 namespace {
-/// A copy of the unit with a scheduler on it.
+/// A copy of the unit with the pipeline on it (no front end: the unit is
+/// cut from the module after it).
 struct Replay {
   OwningOpRef<ModuleOp> module;
-  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<SchedulePipeline> pipeline;
+  Scheduler *scheduler = nullptr;
 };
 
 /// A copy of `unit` with `steps` applied to `rootId`; null when one of
@@ -20,8 +23,8 @@ std::unique_ptr<Replay> replay(ModuleOp unit, int64_t rootId,
                                ArrayRef<Step> steps) {
   auto r = std::make_unique<Replay>();
   r->module = cast<ModuleOp>(unit->clone());
-  r->scheduler = std::make_unique<Scheduler>(*r->module, config);
-  r->scheduler->initialize();
+  r->pipeline = std::make_unique<SchedulePipeline>(*r->module);
+  r->scheduler = &r->pipeline->getScheduler();
   for (const Step &s : steps) {
     std::string message;
     if (r->scheduler->applyStep(rootId, s, message) != ApplyStatus::Applied)
@@ -72,7 +75,8 @@ std::string rootText(Scheduler &s, int64_t rootId) {
 
 FailureOr<std::vector<Proposal>>
 proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
-                 const ActionSpaceConfig &config, int k, std::string &error) {
+                 const ActionSpaceConfig &config, int k,
+                 const Rescheduling &rules, std::string &error) {
   std::vector<Proposal> out;
   PolicyRunOptions greedy;
   // Completes a replay: the unit's other ops by the policy, greedily.
@@ -85,7 +89,9 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
         return failure();
     Proposal p;
     p.rootActions = rootText(*r.scheduler, rootId);
-    p.unitSchedule = r.scheduler->getScheduleText();
+    // Measured as it ships: through the rules.
+    (void)r.pipeline->applyRules(rules, policy);
+    p.unitSchedule = r.pipeline->getTrace();
     p.logProb = logProb;
     for (const Proposal &q : out)
       if (q.rootActions == p.rootActions)

@@ -40,6 +40,14 @@ static LogicalResult applyActions(Scheduler &scheduler, int64_t id,
   return success();
 }
 
+std::string getTuningContext(const TuningOptions &options) {
+  const Rescheduling &r = options.rules;
+  return getTuningContext(getTuningThreads(options)) + ";rules=" +
+         (r.pack ? "pack" + std::to_string(r.minRowsToCopy) : "") +
+         (r.registerTiles ? ",register-tiles" : "") +
+         (r.copies ? ",copies" : "");
+}
+
 LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
                              const TuningOptions &options, TuningStats &stats,
                              PolicyStats &policyStats,
@@ -56,7 +64,7 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
   measure.threads = threads;
   measure.budgetSeconds = options.budgetMs / 1000.0;
   const std::string host = getTuningHost();
-  const std::string context = getTuningContext(threads);
+  const std::string context = getTuningContext(options);
   PolicyRunOptions greedy;
   std::mt19937_64 rng(0);
 
@@ -122,7 +130,7 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     auto t0 = Clock::now();
     FailureOr<std::vector<Proposal>> proposals = proposeSchedules(
         *unit->module, unit->rootId, policy, scheduler.getConfig(),
-        options.search, error);
+        options.search, options.rules, error);
     if (failed(proposals))
       return failure();
     std::vector<std::string> schedules;

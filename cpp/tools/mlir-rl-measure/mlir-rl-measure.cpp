@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/ActionSpace/ScheduleText.h"
 #include "mlir-rl/Runtime/Jit.h"
+#include "mlir-rl/Pipeline/SchedulePipeline.h"
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
@@ -140,11 +141,12 @@ Result measure(ModuleOp unit, const FunctionSignature &sig,
     std::optional<ExplicitSchedule> parsed = parseSchedule(schedule, error);
     if (!parsed)
       return {"apply_failed", 0, "malformed schedule: " + error, {}};
-    Scheduler scheduler(*copy, ActionSpaceConfig::getDefault());
-    scheduler.initialize();
+    // A trace's passes (the rules' packing) run first.
+    SchedulePipeline pipeline(*copy);
     std::string message;
-    ApplyStatus s = scheduler.applySchedule(*parsed, message);
-    scheduler.removeTags();
+    ApplyStatus s = applyTrace(pipeline, *parsed,
+                               getPassManagerRunner(*copy, message), message);
+    pipeline.commit();
     if (s != ApplyStatus::Applied)
       return {"apply_failed", 0, message, {}};
   }

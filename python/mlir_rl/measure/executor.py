@@ -30,6 +30,12 @@ class ExecConfig:
     """Lowering + JIT allowance in a measurement's time limit."""
     slowdown_limit: float = 10.0
     """A call slower than this x the baseline stops the measurement."""
+    pipeline: str = "default"
+    """How a schedule of decisions is measured: ``default``, through the
+    schedule pipeline as the pass ships it (the front end, the decisions --
+    in the front end's op ids, as :meth:`Module.decisions` gives them --,
+    the post-decision rules); ``none``, applied to the module as given. A
+    trace (``[passes] ...``, :attr:`Module.schedule`) is replayed as it is."""
 
 
 def _measure_in_worker(text: str, schedule: str, cfg: ExecConfig,
@@ -42,7 +48,8 @@ def _measure_in_worker(text: str, schedule: str, cfg: ExecConfig,
         return Measurement("compile_failed", detail=str(e)), None
     if schedule:
         try:
-            status = m.apply_schedule(schedule)
+            status = (m.apply_schedule(schedule) if cfg.pipeline == "none"
+                      else m.apply_decisions(schedule))
         except mlir_rl.ScheduleError as e:
             return Measurement("apply_failed", detail=str(e)), None
         if status == mlir_rl.ApplyStatus.FAILED:

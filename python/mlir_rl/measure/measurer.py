@@ -56,7 +56,7 @@ def compiler_fingerprint() -> str:
 def measurement_context(cfg: ExecConfig) -> str:
     """The memo key's context: everything but the module, schedule and host."""
     return (f"runs={cfg.runs};warmup={cfg.warmup};seed={cfg.seed};threads={cfg.threads};"
-            f"compiler={compiler_fingerprint()}")
+            f"pipeline={cfg.pipeline};compiler={compiler_fingerprint()}")
 
 
 class Measurer:

@@ -148,7 +148,11 @@ class LinalgScheduleEnv(gym.Env):
             index = int(self.np_random.integers(len(self.programs)))
         self.program_index = index
         self.name, self.text = self.programs[index]
-        self.module = Module.parse(self.text, self.name)
+        # The decisions are taken on what the pass decides on: the module
+        # after the schedule pipeline's front end (the measurer adds the
+        # rules after them, as the pass does).
+        self.module = Module.parse(self.text, self.name,
+                                   front_end=self.config.measure.exec.pipeline != "none")
         self._steps = 0
         self._max_steps = self.module.step_budget()
         self._last_time: Optional[float] = None
@@ -156,7 +160,7 @@ class LinalgScheduleEnv(gym.Env):
 
     def _final(self) -> tuple[float, Measurement]:
         """Reward of the whole schedule, from one measurement."""
-        m = self.measurer.measure(self.text, self.module.schedule)
+        m = self.measurer.measure(self.text, self.module.decisions)
         s = self.measurer.speedup(self.text, m)
         if s <= 0:
             self.stats["failures"] += 1
@@ -186,7 +190,7 @@ class LinalgScheduleEnv(gym.Env):
         info["op"] = nxt
         m: Optional[Measurement] = None
         if self.config.reward == "immediate" and finished_op:
-            m = self.measurer.measure(self.text, self.module.schedule)
+            m = self.measurer.measure(self.text, self.module.decisions)
             base = self.measurer.baseline(self.text)
             if m.ok and base.ok:
                 prev = self._last_time or base.median_s
@@ -197,11 +201,11 @@ class LinalgScheduleEnv(gym.Env):
                 reward += self.config.penalty
         if terminated or truncated:
             if self.config.reward == "immediate":
-                m = m or self.measurer.measure(self.text, self.module.schedule)
+                m = m or self.measurer.measure(self.text, self.module.decisions)
             else:
                 r, m = self._final()
                 reward += r
-            info.update(schedule=self.module.schedule, status=m.status,
+            info.update(schedule=self.module.decisions, status=m.status,
                         speedup=self.measurer.speedup(self.text, m))
         return self._observe(), float(reward), terminated, truncated, info
 

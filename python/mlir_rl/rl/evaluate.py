@@ -114,14 +114,13 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
         for i, (entry, text) in enumerate(it):
             base = measurer.baseline(text)
             m = Module.parse(text, entry["name"])
-            # The schedule is measured on `text` as given: no window rewrite.
-            m.schedule_with_policy(cfg.model, rewrite_windows=False, pad_to_tiles=False,
-                                   pack_rhs=False, register_tiles=False,
-                                   copies_by_rule=False)
-            meas = measurer.measure(text, m.schedule)
+            # The decisions; the measurer runs the pipeline around them (the
+            # front end before, the rules after), as the pass ships them.
+            m.schedule_with_policy(cfg.model, rules=False)
+            meas = measurer.measure(text, m.decisions)
             policy = measurer.speedup(text, meas)
             row = {"name": entry["name"], "kind": entry["kind"], "family": entry["family"],
-                   "baseline_s": base.median_s, "policy_schedule": m.schedule,
+                   "baseline_s": base.median_s, "policy_schedule": m.decisions,
                    "policy_status": meas.status, "policy": policy}
             if entry["name"] in earlier and applies(text, earlier[entry["name"]]["search_schedule"]):
                 row.update({k: earlier[entry["name"]][k] for k in (
@@ -135,7 +134,7 @@ def evaluate(cfg: EvalConfig, progress: bool = True) -> dict:
                             "search": best.best_speedup, "search_tried": best.tried,
                             "search_schedule": best.best_schedule})
             if cfg.confirm_rounds and meas.status == "ok":
-                row.update(confirm(text, entry["name"], m.schedule, row["search_schedule"],
+                row.update(confirm(text, entry["name"], m.decisions, row["search_schedule"],
                                    base.median_s, cfg))
             rows.append(row)
             if cfg.json:
@@ -164,7 +163,7 @@ def applies(text: str, schedule: str) -> bool:
     if not schedule:
         return True
     try:
-        Module.parse(text, "baseline").apply_schedule(schedule)
+        Module.parse(text, "baseline").apply_decisions(schedule)
     except ScheduleError:
         return False
     return True
@@ -181,7 +180,7 @@ def confirm(text: str, name: str, policy_schedule: str, search_schedule: str,
     def scheduled(schedule: str) -> Module:
         mod = Module.parse(text, name)
         if schedule:
-            mod.apply_schedule(schedule)
+            mod.apply_decisions(schedule)
         return mod
 
     same = policy_schedule == search_schedule

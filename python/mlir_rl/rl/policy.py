@@ -277,7 +277,8 @@ def as_policy(actor: Actor):
 def greedy_schedule(actor: Actor, module) -> str:
     """Schedule ``module`` with the PyTorch actor, exactly as the pass does
     with its exported copy: the C++ scheduling loop and decoder, the actor
-    only providing logits, on the module as given (no window rewrite: the
-    schedule text names its ops). Returns the applied schedule text."""
-    module.schedule_with(as_policy(actor), rewrite_windows=False, pad_to_tiles=False)
-    return module.schedule
+    only providing logits, after the pipeline's front end. Returns the
+    decisions (:attr:`Module.decisions`; the measurer and
+    :meth:`Module.apply_decisions` add the rules, as the pass does)."""
+    module.schedule_with(as_policy(actor), rules=False)
+    return module.decisions

@@ -36,10 +36,10 @@ def _uniform(obs: np.ndarray, mask: np.ndarray):
 
 def random_schedule(module: Module, rng: random.Random) -> str:
     """Uniformly random legal decisions until every op is complete (the C++
-    decoder, sampling from uniform logits), on the module as given."""
-    module.schedule_with(_uniform, sample=True, seed=rng.getrandbits(63),
-                         rewrite_windows=False, pad_to_tiles=False)
-    return module.schedule
+    decoder, sampling from uniform logits), after the pipeline's front end:
+    the decisions (the measurer adds the rules, as the pass does)."""
+    module.schedule_with(_uniform, sample=True, seed=rng.getrandbits(63), rules=False)
+    return module.decisions
 
 
 def _try(module: Module, op: int, action: Action) -> bool:
@@ -101,7 +101,7 @@ def structured_schedule(module: Module, rng: random.Random) -> str:
             _try(module, op, Action(V))
         else:
             _try(module, op, Action(NT))
-    return module.schedule
+    return module.decisions
 
 
 SAMPLERS = {"random": random_schedule, "structured": structured_schedule}
@@ -111,7 +111,7 @@ def _replay_with(text: str, name: str, steps, at: int, loop: int, index: int) ->
     """``steps`` replayed on a fresh module with decision ``at``'s tile
     index of ``loop`` set to ``index``: the schedule, or None if any
     decision falls back or is refused."""
-    m = Module.parse(text, name)
+    m = Module.parse(text, name, front_end=True)
     for j, e in enumerate(steps):
         indices = [int(x) for x in e.indices]
         if j == at:
@@ -121,7 +121,7 @@ def _replay_with(text: str, name: str, steps, at: int, loop: int, index: int) ->
                 return None
         except (IllegalActionError, ScheduleError):
             return None
-    return m.schedule
+    return m.decisions
 
 
 def neighbours(text: str, name: str, schedule: str) -> list[str]:
@@ -131,7 +131,7 @@ def neighbours(text: str, name: str, schedule: str) -> list[str]:
     (its tile index in ``[kind, tile per loop, pointer]`` one up or down),
     every other decision as it was. A neighbour that the C++ masks refuse
     anywhere (a decision that falls back) is dropped; each appears once."""
-    steps = Module.parse(text, name).demonstrate(schedule)
+    steps = Module.parse(text, name, front_end=True).demonstrate(schedule)
     top = len(layout().tile_candidates) - 1
     out, seen = [], {schedule}
     for i, d in enumerate(steps):
@@ -184,7 +184,7 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
         for c in candidates:
             yield c, None
         for _ in range(budget):
-            yield SAMPLERS[sampler](Module.parse(text, name), rng), cut_at
+            yield SAMPLERS[sampler](Module.parse(text, name, front_end=True), rng), cut_at
     def improves(sched: str, cut: Optional[float]) -> bool:
         """Measure ``sched`` (once); True if it is the new best."""
         nonlocal best, best_s
@@ -302,10 +302,8 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
             extra = []
             if cfg.policy is not None:
                 pm = Module.parse(text, name)
-                pm.schedule_with_policy(cfg.policy, rewrite_windows=False, pad_to_tiles=False,
-                                        pack_rhs=False, register_tiles=False,
-                                        copies_by_rule=False)
-                extra.append(pm.schedule)
+                pm.schedule_with_policy(cfg.policy, rules=False)
+                extra.append(pm.decisions)
             r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
                        candidates=extra, local=cfg.local)
             entry = {"name": name, "best_schedule": r.best_schedule,

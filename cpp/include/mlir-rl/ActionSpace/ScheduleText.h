@@ -1,12 +1,17 @@
 //===- ScheduleText.h - The textual schedule grammar ------------*- C++ -*-===//
 //
+//   trace    := ['[' passes ']'] schedule
 //   schedule := entry (';' entry)*
 //   entry    := [INT ':'] action (WS action)*
 //   action   := MNEMONIC [ '(' INT (',' INT)* ')' ]
 //
 // Mnemonics and which kinds take a list come from ActionKinds.def. An entry
 // without an id applies to the first op of the traversal order (the last
-// consumer of the first function). Printing: Action::str(), and
+// consumer of the first function). A trace's passes (FrontEnd.h's
+// formatPassSteps: "a,b{k=v}") ran on the module before its decisions --
+// the front end, and the rules' packing -- and name the ops its entries
+// refer to: replayed on the same input, a trace gives the same IR.
+// Printing: Action::str(), and
 // `<id>: <action> <action>; ...` for a whole schedule.
 //
 //===----------------------------------------------------------------------===//
@@ -34,12 +39,15 @@ struct ExplicitSchedule {
     std::vector<Action> actions;
   };
   std::vector<Entry> entries;
+  /// A trace's passes (between the brackets) and whether it had brackets.
+  std::string prelude;
+  bool hasPrelude = false;
 };
 std::optional<ExplicitSchedule> parseSchedule(llvm::StringRef text,
                                               std::string &error);
 
 /// `<id>: <action> <action>; ...` (an entry without an id prints its
-/// actions alone); parseSchedule's inverse.
+/// actions alone), after `[<passes>] ` for a trace; parseSchedule's inverse.
 std::string formatSchedule(const ExplicitSchedule &schedule);
 
 /// "expected T(..), TP(..), TF(..), I(..), V or NT" from the kind table.

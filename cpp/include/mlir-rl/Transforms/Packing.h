@@ -145,8 +145,10 @@ std::map<int64_t, PackCandidate> getPackCandidates(Operation *root,
                                                    int64_t panelWidth = 0);
 
 /// The pass step that packs (the replay script's prelude) with the
-/// threshold `minRowsToCopy` (0: constants only), and `fillsInPanels`.
-PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels = false);
+/// threshold `minRowsToCopy` (0: constants only), `fillsInPanels`, and
+/// the candidates it leaves plain (`skipOps`, module-wide op ids).
+PassStep getPackRhsStep(int64_t minRowsToCopy, bool fillsInPanels = false,
+                        ArrayRef<int64_t> skipOps = {});
 
 /// Elements of `elementType` in one vector register of `legality`'s
 /// register file; 0 when it is unknown or does not hold whole elements.

@@ -39,15 +39,23 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
     documented non-learned default instead, `decisions=random` with
     mask-legal random decisions (`seed=`): the baselines of the policy.
 
-    With the policy, 2-D convolutions, poolings and NCHW depthwise
-    convolutions are first rewritten into the forms it schedules well
-    (im2col + matmul; elementwise ops over strided views), as
-    `mlir-rl-prepare` does (`rewrite-windows=false` keeps them); op ids are
-    then those after the rewrite, and `dump-schedule` writes the rewrite
-    into the script as `transform.apply_registered_pass` steps. Then ops
-    whose odd extents the policy's power-of-two tiles cannot divide are
-    padded to full tiles (`mlir-rl-pad-to-tiles`; `pad-to-tiles=false`
-    keeps them).
+    Without `schedule`, the module goes through one pipeline, the same in
+    every tool (the pass, the Python API, training, evaluation, search, the
+    tuner): the front end (what `mlir-rl-prepare` runs: elementwise chains
+    fused, 2-D convolutions as im2col + matmul, windows of poolings and
+    NCHW depthwise convolutions unrolled, odd extents padded to full tiles,
+    elementwise ops flattened; each stage switchable), then the decisions
+    on the front end's module (op ids are its), then the post-decision
+    rules (right-hand sides of matmuls packed into panels, register tiles,
+    copies and fills by rule), which schedule the module again with each
+    decision translated. Search and tuning-db measure their candidates
+    through the same rules.
+
+    The schedule the pass prints (`dump-schedule`'s header line) is a
+    trace: the passes that ran before the decisions, then the schedule,
+    `[mlir-rl-pad-to-tiles,mlir-rl-flatten-elementwise] 1: TP(..) V; 0: ...`.
+    Handed back as `schedule=` on the same input, it gives the same IR. A
+    schedule without passes applies to the input as given.
 
     Unsupported ops (dynamic shapes, memref operands, too many loops, and
     linalg ops without the LinalgOp interface such as linalg.pack) are left
@@ -93,17 +101,25 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "Sample from the policy instead of greedy (argmax) decoding">,
     Option<"seed", "seed", "uint64_t", /*default=*/"0",
            "Seed of sampled decoding">,
+    Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
+           "Front end (without an explicit schedule): fuse elementwise "
+           "chains into one generic, then canonicalize and cse "
+           "(mlir-rl-fuse-elementwise)">,
     Option<"rewriteWindows", "rewrite-windows", "bool", /*default=*/"true",
-           "With the policy (no explicit schedule): first rewrite 2-D "
-           "convolutions as im2col + matmul, and poolings and NCHW depthwise "
-           "convolutions as elementwise ops over strided views "
-           "(mlir-rl-conv-to-matmul, mlir-rl-unroll-windows, then "
-           "canonicalize, cse, mlir-rl-untie-inits; only where the module "
-           "has such ops), the forms the policy schedules well">,
+           "Front end: rewrite 2-D convolutions as im2col + matmul, and "
+           "poolings and NCHW depthwise convolutions as elementwise ops "
+           "over strided views (mlir-rl-conv-to-matmul, "
+           "mlir-rl-unroll-windows, then canonicalize, cse, "
+           "mlir-rl-untie-inits), the forms the policy schedules well">,
     Option<"padToTiles", "pad-to-tiles", "bool", /*default=*/"true",
-           "With the policy (no explicit schedule): pad the odd extents of "
-           "contractions and reductions to full tiles (mlir-rl-pad-to-tiles; "
-           "only where the module has such ops)">,
+           "Front end: pad the odd extents of contractions and reductions "
+           "to full tiles (mlir-rl-pad-to-tiles; only where the module has "
+           "such ops)">,
+    Option<"flattenElementwise", "flatten-elementwise", "bool",
+           /*default=*/"true",
+           "Front end: flatten elementwise ops over contiguous data to rows "
+           "of whole vector registers (mlir-rl-flatten-elementwise); with "
+           "copies-by-rule, their schedule is the copies' rule's">,
     Option<"packRhs", "pack-rhs", "bool", /*default=*/"true",
            "With the policy, store the right-hand side of matmuls as panels "
            "(mlir-rl-pack-rhs) and apply each one's schedule, decided on its "
@@ -126,9 +142,7 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "by rule: parallel over their outer loops, vectors along the "
            "rows; a fill that only initialises an accumulator goes into "
            "its consumer's tiles (the consumer's TP becomes a TF); "
-           "elementwise ops over contiguous data likewise, computed in "
-           "rows of whole vector registers where their innermost extent is "
-           "not (mlir-rl-flatten-elementwise, in the front end)">,
+           "elementwise ops over contiguous data likewise">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
@@ -172,6 +186,22 @@ def StripTransformIR : Pass<"mlir-rl-strip-transform-ir", "ModuleOp"> {
     transform-dialect ops at the top of the module and such nested modules
     are erased, and the `transform.with_named_sequence` attribute removed.
     First step of `mlir-rl-lower`.
+  }];
+}
+
+def Prepare : Pass<"mlir-rl-prepare", "ModuleOp"> {
+  let summary = "The schedule pipeline's front end alone (imported IR)";
+  let description = [{
+    Runs the front end of `linalg-rl-schedule` without scheduling:
+    elementwise chains fused into one generic (mlir-rl-fuse-elementwise,
+    canonicalize, cse), 2-D convolutions as im2col + matmul and windows
+    unrolled (mlir-rl-conv-to-matmul, mlir-rl-unroll-windows, canonicalize,
+    cse, mlir-rl-untie-inits), odd extents padded to full tiles
+    (mlir-rl-pad-to-tiles), elementwise ops flattened to whole-register
+    rows (mlir-rl-flatten-elementwise). The module is marked
+    `mlir_rl.front_end`: the front end does not run on it again (its
+    fusion would undo what the later stages built), and
+    `linalg-rl-schedule` removes the mark.
   }];
 }
 
@@ -550,6 +580,10 @@ def PackRhs : Pass<"mlir-rl-pack-rhs"> {
     Option<"minRowsToCopy", "min-rows-to-copy", "int64_t", /*default=*/"128",
            "Copy a right-hand side that is not constant into panels when the "
            "matmul has at least this many rows (0: constants only)">,
+    ListOption<"skipOps", "skip-ops", "int64_t",
+               "Linalg ops (numbered in pre-order under the op the pass "
+               "runs on, as linalg-rl-schedule numbers a module's) not to "
+               "pack: the matmuls whose decision has no packed form">,
     Option<"fillsInPanels", "fills-in-panels", "bool", /*default=*/"false",
            "Fill an accumulator that is a fill of an empty tensor read by the "
            "matmul only in the packed shape [M, N/NB, NB] (a new fill with "

@@ -25,7 +25,7 @@
 #define MLIR_RL_TRANSFORMS_SCHEDULEBUILDER_H
 
 #include "mlir-rl/Support/Action.h"
-#include "mlir-rl/Transforms/Lowering.h"
+#include "mlir-rl/Transforms/FrontEnd.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -156,6 +156,11 @@ public:
 
   /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
   std::string getScheduleText() const;
+  /// The trace: the schedule after the passes that ran before it (the
+  /// prelude), "[passes] 1: TP(..) V; ..."; without a prelude, the
+  /// schedule. Replayed on the module before the prelude (applyTrace),
+  /// it gives the same IR.
+  std::string getTrace() const;
   /// A transform script that replays the applied schedule on the original
   /// module with `--transform-interpreter`.
   std::string getTransformScript() const;

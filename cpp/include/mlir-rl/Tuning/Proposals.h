@@ -12,6 +12,8 @@
 
 #include "mlir-rl/Transforms/Scheduler.h"
 
+#include "mlir-rl/Transforms/Packing.h"
+
 #include <string>
 #include <vector>
 
@@ -21,17 +23,20 @@ struct Proposal {
   /// The root op's actions ("TP(32,64,0) T(8,32,8) V"): what is applied to
   /// the op in the module.
   std::string rootActions;
-  /// The whole unit's schedule (what is measured).
+  /// The whole unit's trace (what is measured): its decisions through
+  /// the pipeline's post-decision rules, as the pass ships them.
   std::string unitSchedule;
   double logProb = 0;
 };
 
 /// Up to `k` schedules of op `rootId` of `unit` (greedy first, then by
-/// probability), plus NT. Each unit is scheduled on a copy; `unit` is not
-/// changed.
+/// probability), plus NT. Each unit is scheduled on a copy (a
+/// SchedulePipeline without front end: the unit is cut from the module
+/// after it), then through `rules`; `unit` is not changed.
 FailureOr<std::vector<Proposal>>
 proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
-                 const ActionSpaceConfig &config, int k, std::string &error);
+                 const ActionSpaceConfig &config, int k,
+                 const Rescheduling &rules, std::string &error);
 
 } // namespace mlir::rl
 

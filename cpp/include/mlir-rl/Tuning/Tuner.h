@@ -13,6 +13,7 @@
 #ifndef MLIR_RL_TUNING_TUNER_H
 #define MLIR_RL_TUNING_TUNER_H
 
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 #include "mlir-rl/Tuning/Measure.h"
 
@@ -28,6 +29,9 @@ struct TuningOptions {
   double budgetMs = 0;     // per op, for its candidates (0: none)
   int threads = 0;         // the thread count the code runs with (0: all)
   MeasureOptions measure;  // threads/budget are set from the above
+  /// The pipeline's post-decision rules, through which every candidate
+  /// is measured (SchedulePipeline); the pass sets its own.
+  Rescheduling rules;
 };
 
 struct TuningStats {
@@ -47,6 +51,9 @@ using TuningReport = std::function<void(int64_t id, const std::string &)>;
 /// else every core.
 int getTuningThreads(const TuningOptions &options);
 
+/// The tuning database's context for `options` (TuningDb.h's
+/// getTuningContext with the rules measured through).
+std::string getTuningContext(const TuningOptions &options);
 /// A median for a remark: "1.23 ms" (three significant digits).
 std::string formatMilliseconds(double seconds);
 
