@@ -778,92 +778,79 @@ static std::unique_ptr<Scheduler> applyRescheduling(
     why = "packing changed the ops unexpectedly";
     return nullptr;
   }
-  ExplicitSchedule translated;
-  for (int64_t id = 0; id < (int64_t)plainIdOf.size(); ++id) {
-    auto rule = byRule.find(plainIdOf[id]);
-    auto it = decided.find(plainIdOf[id]);
-    auto ofB = copiesOfB.find(id);
-    // An empty rule: a fill fused into its consumer's tiles (vectorized
-    // there below).
-    if (plainIdOf[id] >= 0 && rule != byRule.end() && rule->second.empty()) {
-      ++copied;
-      continue;
-    }
-    // A packed matmul's fill, now in the packed shape (packRhs): its
-    // decision was for the plain shape. By the rule for its new shape, else
-    // left to the lowering.
-    if (plainIdOf[id] >= 0 && scheduler->getOps()[id].kind == OpKind::Fill &&
-        scheduler->getOps()[id].loopBounds.size() !=
-            plain.getOps()[plainIdOf[id]].loopBounds.size()) {
-      if (withRules)
-        if (auto packedRule = getCopySchedule(
-                scheduler->lookup(id), config.legality, config.layout)) {
-          translated.entries.push_back({id, *packedRule});
-          ++copied;
-        }
-      continue;
-    }
-    if (plainIdOf[id] >= 0 && rule != byRule.end()) {
-      translated.entries.push_back({id, rule->second});
-      ++copied;
-    } else if (plainIdOf[id] >= 0 && it != decided.end()) {
-      translated.entries.push_back({id, it->second});
-    } else if (ofB != copiesOfB.end()) {
-      translated.entries.push_back({id, ofB->second});
-      ++copied;
-    }
-  }
-  std::string message;
-  ApplyStatus status = scheduler->applySchedule(translated, message);
-  if (status != ApplyStatus::Applied) {
-    scheduler->removeTags();
-    why = "the translated schedule did not apply (" +
-          formatSchedule(translated) + "): " + message;
-    return nullptr;
-  }
-  // The fills now in their consumers' tiles, vectorized there: whole where
-  // the tile fits the vector limit, else by the copies' rule on the tile
-  // with its parallel tiling made sequential (the forall is the
-  // consumer's).
-  ExplicitSchedule fusedFills;
-  for (int64_t id = 0; id < (int64_t)plainIdOf.size(); ++id) {
-    auto rule = byRule.find(plainIdOf[id]);
-    if (plainIdOf[id] < 0 || rule == byRule.end() || !rule->second.empty())
-      continue;
-    linalg::LinalgOp fill = scheduler->lookup(id);
-    if (!fill || !fill->getParentOfType<scf::ForallOp>())
-      continue;
-    std::vector<Action> actions;
-    if (succeeded(vectorizationPrecondition(fill, config.legality))) {
-      actions.push_back(Action{ActionKind::Vectorization, {}});
-    } else if (auto tiled =
-                   getCopySchedule(fill, config.legality, config.layout)) {
-      for (Action &a : *tiled)
-        if (a.kind == ActionKind::TiledParallelization)
-          a.kind = ActionKind::Tiling;
-      actions = *tiled;
-    }
-    if (!actions.empty())
-      fusedFills.entries.push_back({id, actions});
-  }
-  if (!fusedFills.entries.empty() &&
-      scheduler->applySchedule(fusedFills, message) != ApplyStatus::Applied) {
-    scheduler->removeTags();
-    why = "the fused fills' schedule did not apply (" +
-          formatSchedule(fusedFills) + "): " + message;
-    return nullptr;
-  }
-  // The copies of B, by the policy (greedy), consumers first.
+  // Each op's actions, applied op by op in the traversal order (consumers
+  // first), as applySchedule replays the resulting trace: the translated
+  // decisions, the rules' schedules, the fills fused into their consumers'
+  // tiles (vectorized there once the consumer has fused them) and the
+  // copies of B without a rule (by `policy`, greedily).
   std::mt19937_64 rng(0);
   PolicyStats stats;
   for (int64_t id : scheduler->getTraversalOrder()) {
-    if (plainIdOf[id] >= 0 || copiesOfB.count(id))
+    auto rule = byRule.find(plainIdOf[id]);
+    auto it = decided.find(plainIdOf[id]);
+    auto ofB = copiesOfB.find(id);
+    std::vector<Action> actions;
+    bool byPolicy = false;
+    if (plainIdOf[id] >= 0 && rule != byRule.end() && rule->second.empty()) {
+      // A fill fused into its consumer's tiles: whole where the tile fits
+      // the vector limit, else by the copies' rule on the tile with its
+      // parallel tiling made sequential (the forall is the consumer's).
+      ++copied;
+      linalg::LinalgOp fill = scheduler->lookup(id);
+      if (!fill || !fill->getParentOfType<scf::ForallOp>())
+        continue;
+      if (succeeded(vectorizationPrecondition(fill, config.legality))) {
+        actions.push_back(Action{ActionKind::Vectorization, {}});
+      } else if (auto tiled =
+                     getCopySchedule(fill, config.legality, config.layout)) {
+        for (Action &a : *tiled)
+          if (a.kind == ActionKind::TiledParallelization)
+            a.kind = ActionKind::Tiling;
+        actions = *tiled;
+      }
+    } else if (plainIdOf[id] >= 0 &&
+               scheduler->getOps()[id].kind == OpKind::Fill &&
+               scheduler->getOps()[id].loopBounds.size() !=
+                   plain.getOps()[plainIdOf[id]].loopBounds.size()) {
+      // A packed matmul's fill, now in the packed shape (packRhs): its
+      // decision was for the plain shape. By the rule for its new shape,
+      // else left to the lowering.
+      if (withRules)
+        if (auto packedRule = getCopySchedule(scheduler->lookup(id),
+                                              config.legality, config.layout)) {
+          actions = *packedRule;
+          ++copied;
+        }
+    } else if (plainIdOf[id] >= 0 && rule != byRule.end()) {
+      actions = rule->second;
+      ++copied;
+    } else if (plainIdOf[id] >= 0 && it != decided.end()) {
+      actions = it->second;
+    } else if (ofB != copiesOfB.end()) {
+      actions = ofB->second;
+      ++copied;
+    } else if (plainIdOf[id] < 0) {
+      byPolicy = true;
+    }
+    std::string message;
+    if (byPolicy) {
+      if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),
+                                                 rng, stats, message))) {
+        scheduler->removeTags();
+        why = "the policy failed on a copy of B: " + message;
+        return nullptr;
+      }
       continue;
-    std::string error;
-    if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),
-                                               rng, stats, error))) {
+    }
+    if (actions.empty())
+      continue;
+    ExplicitSchedule one;
+    one.entries.push_back({id, actions});
+    ApplyStatus status = scheduler->applySchedule(one, message);
+    if (status != ApplyStatus::Applied) {
       scheduler->removeTags();
-      why = "the policy failed on a copy of B: " + error;
+      why = "the translated schedule did not apply (" + formatSchedule(one) +
+            "): " + message;
       return nullptr;
     }
   }

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 # Statuses of a program-schedule pair. The first ones are failures.
 FAILURES = ("wrong_output", "invalid_ir", "lowering_failed", "illegal", "error",
-            "crash", "hang")
+            "replay_differs", "replay_refused", "crash", "hang")
 
 
 @dataclass
@@ -134,12 +134,16 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
             return {"status": "illegal", "detail": str(e)}
         return {"declined": declined}
     if spec.source == "random":
+        # Random decisions through the schedule pipeline, as the pass would
+        # take them: the front end before, the rules after.
+        tell({"stage": "front end"})
+        m.run_front_end()
         rng = random.Random(spec.seed)
         steps = 0
         while (op := m.next_op()) is not None and steps < m.step_budget():
             steps += 1
             action = _random_action(m, op, rng)
-            tell({"stage": "schedule", "schedule": _with_action(m.schedule, op, action)})
+            tell({"stage": "schedule", "schedule": _with_action(m.decisions, op, action)})
             try:
                 status = m.apply(op, action)
             except IllegalActionError as e:
@@ -149,6 +153,8 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
             if status == ApplyStatus.FAILED:
                 declined += 1
                 m.apply(op, mlir_rl.Action(ActionKind.NO_TRANSFORMATION))
+        tell({"stage": "rules", "schedule": m.decisions})
+        m.apply_rules(decisions="heuristic")
         return {"declined": declined}
 
     def on_step(op, step, so_far):
@@ -191,6 +197,19 @@ def _run_pair(text: str, spec: Spec, cfg: WorkerConfig, reference, seen: set, te
     if not ok:
         result.update(status="invalid_ir", detail=messages[-2000:])
         return result
+    if spec.source != "explicit":
+        # The printed trace, handed back on the same input: the same IR.
+        tell({"stage": "replay", "schedule": schedule})
+        again = mlir_rl.Module.parse(m.source)
+        try:
+            again.apply_schedule(schedule)
+        except mlir_rl.ScheduleError as e:
+            result.update(status="replay_refused", detail=str(e)[-2000:])
+            return result
+        if again.ir() != m.ir():
+            result.update(status="replay_differs",
+                          detail="the trace replayed on the same input gives other IR")
+            return result
     tell({"stage": "run", "schedule": schedule})
     try:
         t = m.time(runs=1, warmup=0, threads=cfg.threads, seed=cfg.input_seed)

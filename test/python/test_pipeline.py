@@ -1,0 +1,135 @@
+"""The schedule pipeline (SchedulePipeline.h): one front end, decisions, the
+rules; what the pass ships is what the environment and the measurer produce,
+and what the pass and the API print replays to the same IR."""
+import re
+from pathlib import Path
+
+import pytest
+
+import mlir_rl
+from mlir_rl.core import Module, pipeline_settings
+from mlir_rl.data import kernels as K
+from mlir_rl.fuzz import parity
+from mlir_rl.passes import run_pass
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_parity_and_replay_on_a_sample():
+    """The environment's step-by-step decisions plus the rules give the
+    pass's IR byte for byte, and the API's trace replays, for the suites'
+    first kernels and fuzzed programs, random and policy decisions."""
+    progs = parity.programs(24, seed=3)
+    results = parity.check(progs, sources=("random", "policy"), seed=5)
+    bad = [r for r in results if r.status != "ok"]
+    assert not bad, bad[:5]
+    assert len(results) == 4 * len(progs)
+
+
+@pytest.mark.slow
+def test_parity_and_replay_over_300_programs():
+    progs = parity.programs(300, seed=11)
+    results = parity.check(progs, sources=("random", "policy", "heuristic"), seed=2)
+    bad = [r for r in results if r.status != "ok"]
+    assert not bad, bad[:5]
+
+
+def test_the_pass_replays_its_printed_trace():
+    """The dump-schedule header (a trace: the front end's and the rules'
+    passes, then the schedule) handed back as schedule= gives the same IR,
+    here with the right-hand side packed (mlir-rl-pack-rhs in the trace)."""
+    text = K.matmul_bias_relu(256, 512, 384)
+    first = run_pass(text, name="mm")
+    assert first.schedule.startswith("["), first.schedule
+    assert "mlir-rl-pack-rhs" in first.schedule or "register-tiled" in first.stderr
+    again = run_pass(text, name="mm", schedule=first.schedule)
+    assert again.ir == first.ir
+    assert again.schedule == first.schedule
+
+
+def test_a_matmul_without_a_packed_form_keeps_the_other_rules():
+    """A decision with no packed equivalent (a fusion of the fill) leaves
+    that matmul plain; the other matmul of the module is still packed, and
+    the trace says which one was skipped."""
+    text = """
+func.func @two(%a: tensor<256x128xf32>, %b: tensor<128x256xf32>, %c: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %e2 = tensor.empty() : tensor<256x256xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %n = linalg.matmul ins(%m, %c : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f2 : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %n : tensor<256x256xf32>
+}
+"""
+    m = Module.parse(text, front_end=True)
+    matmuls = [o.id for o in m.ops() if o.kind == "matmul"]
+    assert len(matmuls) == 2
+    first, second = matmuls
+    # The first matmul fuses its fill (no packed form); the second is tiled.
+    m.apply_schedule(f"{second}: TP(32,64,0) T(8,32,8) V; {first}: TF(32,64,0) T(8,32,8) V")
+    m.run_front_end()
+    info = m.apply_rules(decisions="heuristic")
+    assert info["packed"] == 1, info
+    assert f"skip-ops={first}" in m.schedule, m.schedule
+    again = Module.parse(text)
+    again.apply_schedule(m.schedule)
+    assert again.ir() == m.ir()
+    ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=2).outputs,
+                                    Module.parse(text).time(runs=1, warmup=0, threads=2).outputs)
+    assert ok, err
+
+
+def test_prepare_marks_the_module_and_the_pass_alone_gives_the_same_ir():
+    """mlir-rl-prepare is the pipeline's front end alone: the pass on its
+    output (front end not run again) gives the IR of the pass alone."""
+    text = K.conv2d_nchw(1, 32, 18, 18, 32, 3, 3)
+    prepared = mlir_rl.prepare(text)
+    assert "mlir_rl.front_end" in prepared
+    assert mlir_rl.prepare(prepared) == prepared
+    alone = run_pass(text, name="conv")
+    after = run_pass(prepared, name="conv")
+    assert alone.ir == after.ir
+    assert "mlir_rl.front_end" not in alone.ir
+    # The front end did not run again: only the rules' packing precedes it.
+    assert "mlir-rl-conv-to-matmul" in alone.schedule
+    assert "mlir-rl-conv-to-matmul" not in after.schedule
+
+
+def test_settings_have_one_source_of_defaults():
+    """Python's settings are C++'s defaults; a stage that does not exist is
+    refused."""
+    s = pipeline_settings()
+    assert all(getattr(s, n) for n in mlir_rl.core.PIPELINE_STAGES if n != "min_rows_to_copy")
+    none = pipeline_settings("none")
+    assert not any(getattr(none, n) for n in mlir_rl.core.PIPELINE_STAGES
+                   if n != "min_rows_to_copy")
+    assert pipeline_settings(pack_rhs=False).pack_rhs is False
+    with pytest.raises(TypeError):
+        pipeline_settings(pack_rhz=False)
+
+
+def test_a_trace_names_only_the_pipelines_passes():
+    m = Module.parse(K.matmul(64, 64, 64))
+    with pytest.raises(mlir_rl.ScheduleError, match="not a pass of the front end"):
+        m.apply_schedule("[inline] 1: V")
+
+
+# Where a Scheduler may be made: the pipeline, and its rules stage (which
+# schedules the module again). Anything else schedules outside the pipeline.
+_SCHEDULER_OWNERS = {"cpp/lib/Pipeline/SchedulePipeline.cpp", "cpp/lib/Transforms/PackOperands.cpp"}
+
+
+def test_no_tool_schedules_outside_the_pipeline():
+    made = re.compile(r"make_unique<Scheduler>|\bScheduler\s+\w+\s*\(|\bnew Scheduler\b")
+    offenders = []
+    for path in (ROOT / "cpp").rglob("*.cpp"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in _SCHEDULER_OWNERS and made.search(path.read_text()):
+            offenders.append(rel)
+    assert not offenders, f"Schedulers made outside SchedulePipeline: {offenders}"
+    # Python reaches C++ scheduling through Module only.
+    direct = [p.relative_to(ROOT).as_posix() for p in (ROOT / "python").rglob("*.py")
+              if "_core.Program" in p.read_text() and p.name != "core.py"]
+    assert not direct, direct
