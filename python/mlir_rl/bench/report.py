@@ -357,7 +357,7 @@ SUITE_TITLES = {
     "ops": "Operator suite: the paper's operators at real-model shapes",
     "unseen": "Unseen kernels: ops of real models outside the training data",
     "fresh": "A second unseen set, at shapes no other suite or split uses",
-    "models": "Whole models imported with torch-mlir, through mlir-rl-prepare, the pass and the lowering",
+    "models": "Whole models imported with torch-mlir, through the pass (its default pipeline) and the lowering",
     "torch-compile": "Whole models through torch.compile(backend=\"mlir_rl\")",
 }
 
