@@ -19,6 +19,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -877,6 +878,7 @@ NB_MODULE(_core, m) {
            "op_id"_a, "model"_a = "", "ort_lib"_a = "")
       .def("schedule_text", &Program::getScheduleText)
       .def("decision_text", &Program::getDecisionText)
+      .def("provenance", &Program::getProvenance)
       .def("transform_script", &Program::getTransformScript)
       .def("ir", &Program::str, "with_tags"_a = false)
       .def("_inject_failure", &Program::injectFailure, "n"_a,

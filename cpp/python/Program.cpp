@@ -298,12 +298,14 @@ MaskInfo Program::getMasks(int64_t id) {
 StepStatus Program::apply(int64_t id, const Action &action,
                           std::string &message) {
   DiagnosticCollector collect(impl->context.get(), message);
+  impl->sched().setSource("explicit");
   return (StepStatus)impl->sched().apply(id, action, message);
 }
 
 StepStatus Program::applyPointer(int64_t id, int64_t loop,
                                  std::string &message) {
   DiagnosticCollector collect(impl->context.get(), message);
+  impl->sched().setSource("explicit");
   return (StepStatus)impl->sched().applyPointer(id, loop, message);
 }
 
@@ -346,6 +348,7 @@ StepOutcome Program::step(int64_t id, const std::vector<int> &indices) {
         out.fallback |= executed.tiles[l] != chosen.tiles[l];
   }
   DiagnosticCollector collect(impl->context.get(), out.message);
+  impl->sched().setSource("environment");
   out.status = (StepStatus)impl->sched().applyStep(id, *decoded,
                                                      out.message);
   return out;
@@ -496,6 +499,9 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  err);
   };
   // As the pass: random decisions are uniform logits, sampled.
+  impl->sched().setSource(decisions + (sample && source == DecisionSource::Policy
+                                           ? ", sampled"
+                                           : ""));
   sample = sample || source == DecisionSource::Random;
   int64_t hits = policy ? policy->getNumMemoHits() : 0;
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
@@ -519,6 +525,8 @@ bool Program::scheduleWithLogits(const LogitsFn &policy, bool sample,
     std::vector<uint8_t> m(mask.begin(), mask.end());
     return success(policy(o, m, logits.kind, logits.tile, logits.pointer, err));
   };
+  impl->sched().setSource(sample ? "caller's policy, sampled"
+                                 : "caller's policy");
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   if (ok)
@@ -548,6 +556,19 @@ bool Program::getPolicyLogits(const std::string &model,
 
 std::string Program::getScheduleText() const {
   return impl->pipeline->getTrace();
+}
+
+std::vector<std::tuple<int64_t, std::string, std::string>>
+Program::getProvenance() const {
+  std::vector<std::tuple<int64_t, std::string, std::string>> out;
+  const Scheduler &s = impl->sched();
+  for (int64_t id : s.getTraversalOrder()) {
+    const OpRecord *rec = s.getRecord(id);
+    for (size_t i = 0; i < rec->state.history.size(); ++i)
+      out.emplace_back(id, rec->state.history[i].str(),
+                       i < rec->sources.size() ? rec->sources[i] : "");
+  }
+  return out;
 }
 
 std::string Program::getDecisionText() const {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -204,6 +205,11 @@ public:
   std::string getScheduleText() const;
   /// The schedule alone, in the current module's op ids.
   std::string getDecisionText() const;
+  /// Every applied action with where it came from: (op id, action,
+  /// source: policy, heuristic, random, explicit, environment, rule, ...),
+  /// in the traversal order.
+  std::vector<std::tuple<int64_t, std::string, std::string>>
+  getProvenance() const;
   std::string getTransformScript() const;
   /// The current IR; op-id tags removed unless `withTags`.
   std::string str(bool withTags = false) const;

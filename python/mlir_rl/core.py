@@ -532,6 +532,15 @@ class Module:
         return self._program.schedule_text()
 
     @property
+    def provenance(self) -> list[tuple[int, str, str]]:
+        """Every applied action with where it came from, in the traversal
+        order: ``(op id, action, source)``; source ``policy`` (``, sampled``),
+        ``heuristic``, ``random``, ``explicit``, ``environment``, ``search``,
+        ``tuning database``, ``rule...`` or ``<decision>, translated by the
+        rules`` (dump-schedule's comments show the same)."""
+        return [tuple(p) for p in self._program.provenance()]
+
+    @property
     def decisions(self) -> str:
         """The applied schedule alone, in the current module's op ids."""
         return self._program.decision_text()

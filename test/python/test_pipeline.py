@@ -4,6 +4,7 @@ and what the pass and the API print replays to the same IR."""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mlir_rl
@@ -133,3 +134,23 @@ def test_no_tool_schedules_outside_the_pipeline():
     direct = [p.relative_to(ROOT).as_posix() for p in (ROOT / "python").rglob("*.py")
               if "_core.Program" in p.read_text() and p.name != "core.py"]
     assert not direct, direct
+
+
+def test_every_action_records_where_it_came_from():
+    """Provenance: the decisions' source, the rules', the environment's; the
+    pass's dump-schedule shows the same in its comments."""
+    text = K.matmul_bias_relu(256, 512, 384)
+    m = Module.parse(text)
+    m.schedule_with_policy(decisions="heuristic")
+    sources = {s for _, _, s in m.provenance}
+    assert "heuristic" in sources or "heuristic, translated by the rules" in sources, sources
+    assert any(s.startswith("rule") for s in sources), sources
+    assert len(m.provenance) == sum(len(a) for _, a in mlir_rl.parse_schedule(m.schedule))
+    script = run_pass(text, name="mm", extra=["decisions=heuristic"]).script
+    assert "(heuristic" in script and "(rule" in script, script[:2000]
+    e = Module.parse(text, front_end=True)
+    op = e.next_op()
+    e.step(op, e.encode(e.decode(op, (np.zeros(e.masks(op).kind.shape),
+                                      np.zeros(e.masks(op).tile.size),
+                                      np.zeros(e.masks(op).pointer.shape)))))
+    assert {s for _, _, s in e.provenance} == {"environment"}

@@ -187,6 +187,7 @@ struct LinalgRlSchedulePass
       int64_t culprit = -1;
       ApplyStatus status =
           applyTrace(pipeline, explicitSchedule, run, message, &culprit);
+      // (The scheduler's default source is "explicit".)
       if (report)
         reportUnsupported(pipeline.getScheduler());
       if (status == ApplyStatus::Illegal) {
@@ -225,6 +226,7 @@ struct LinalgRlSchedulePass
     runOptions.seed = seed;
     PolicyStats stats;
     std::string error;
+    scheduler.setSource(getSourceName());
     if (failed(pipeline.decide(runPolicy, runOptions, stats, error))) {
       module.emitError() << "linalg-rl-schedule: " << error;
       pipeline.commit();
@@ -280,6 +282,15 @@ struct LinalgRlSchedulePass
       d << " " << rules.copiesByRule << " copies and fills scheduled by rule";
   }
 
+  /// The decisions' provenance: "policy", "policy, sampled", "heuristic",
+  /// "random".
+  std::string getSourceName() const {
+    std::string name = decisions;
+    if (sample && source == DecisionSource::Policy)
+      name += ", sampled";
+    return name;
+  }
+
   LogicalResult loadPolicy(ModuleOp module) {
     if (policy || source != DecisionSource::Policy)
       return success();
@@ -321,6 +332,7 @@ struct LinalgRlSchedulePass
       return failure();
     }
     Scheduler &scheduler = pipeline.getScheduler();
+    scheduler.setSource(getSourceName());
     TuningOptions tuning;
     tuning.search = search;
     tuning.dbPath = tuningDb;
@@ -374,6 +386,8 @@ struct LinalgRlSchedulePass
     greedy.notePrelude(std::vector<PassStep>(
         pipeline.getPrelude().begin(),
         pipeline.getPrelude().begin() + pipeline.getFrontEndSize()));
+    greedy.getScheduler().setSource(getSourceName() +
+                                    ", the module check's choice");
     if (failed(greedy.decide(runPolicy, PolicyRunOptions(), stats, error))) {
       module.emitError() << "linalg-rl-schedule: " << error;
       pipeline.commit();

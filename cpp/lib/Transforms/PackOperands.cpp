@@ -791,7 +791,9 @@ static std::unique_ptr<Scheduler> applyRescheduling(
     auto ofB = copiesOfB.find(id);
     std::vector<Action> actions;
     bool byPolicy = false;
+    std::string source = "rule";
     if (plainIdOf[id] >= 0 && rule != byRule.end() && rule->second.empty()) {
+      source = "rule: a fill in its consumer's tiles";
       // A fill fused into its consumer's tiles: whole where the tile fits
       // the vector limit, else by the copies' rule on the tile with its
       // parallel tiling made sequential (the forall is the consumer's).
@@ -826,12 +828,18 @@ static std::unique_ptr<Scheduler> applyRescheduling(
       ++copied;
     } else if (plainIdOf[id] >= 0 && it != decided.end()) {
       actions = it->second;
+      const OpRecord &was = plain.getOps()[plainIdOf[id]];
+      source = was.sources.empty() ? "explicit" : was.sources.front();
+      if (actions != was.state.history)
+        source += ", translated by the rules";
     } else if (ofB != copiesOfB.end()) {
       actions = ofB->second;
       ++copied;
     } else if (plainIdOf[id] < 0) {
       byPolicy = true;
+      source = "decisions: a copy of B, greedy";
     }
+    scheduler->setSource(source);
     std::string message;
     if (byPolicy) {
       if (failed(scheduler->scheduleOpWithPolicy(id, policy, PolicyRunOptions(),

@@ -313,7 +313,8 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
     buildActionTransforms(b, loc, a, root, target, producer,
                           /*withDeadCodeElimination=*/true);
     Operation *first = last ? last->getNextNode() : &body->front();
-    markNext(first, std::to_string(a.opId) + ": " + a.action.str());
+    markNext(first, std::to_string(a.opId) + ": " + a.action.str() +
+                        (a.source.empty() ? "" : "  (" + a.source + ")"));
   }
   // The tags go, as the pass removes them. No transform op removes an
   // attribute and mlir-rl's pass needs the plugin: only a script that

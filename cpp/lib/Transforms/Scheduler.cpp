@@ -174,6 +174,7 @@ std::string Scheduler::getUnknownOpMessage(int64_t id) const {
 
 void Scheduler::recordApplied(OpRecord &rec, const Action &action) {
   rec.state.history.push_back(action);
+  rec.sources.push_back(source);
   if (action.info().has(kParallelizes))
     rec.state.parallelized = true;
   if (action.isTerminal() ||
@@ -425,6 +426,7 @@ ApplyStatus Scheduler::apply(int64_t id, const Action &action,
   AppliedAction step;
   step.opId = id;
   step.action = action;
+  step.source = source;
   if (action.info().has(kFusesProducer)) {
     step.producerId = rec.producerId;
     Operation *producer = lookup(rec.producerId).getOperation();

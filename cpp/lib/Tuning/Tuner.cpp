@@ -1,5 +1,7 @@
 //===- Tuner.cpp - The policy proposes, the machine measures --------------===//
 #include "mlir-rl/Tuning/Tuner.h"
+
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir-rl/Tuning/OpUnit.h"
 #include "mlir-rl/Tuning/Proposals.h"
 
@@ -27,12 +29,17 @@ int getTuningThreads(const TuningOptions &options) {
              : (int)std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// Applies `actions` (a root's schedule text) to op `id`.
+/// Applies `actions` (a root's schedule text) to op `id`, recorded as
+/// coming from `source`.
 static LogicalResult applyActions(Scheduler &scheduler, int64_t id,
-                                  StringRef actions, std::string &message) {
+                                  StringRef actions, std::string &message,
+                                  StringRef source) {
   std::optional<ExplicitSchedule> parsed = parseSchedule(actions, message);
   if (!parsed)
     return failure();
+  std::string before = scheduler.getSource();
+  scheduler.setSource(source.str());
+  auto restore = llvm::make_scope_exit([&] { scheduler.setSource(before); });
   for (const ExplicitSchedule::Entry &e : parsed->entries)
     for (const Action &a : e.actions)
       if (scheduler.apply(id, a, message) != ApplyStatus::Applied)
@@ -94,7 +101,8 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
     if (db) {
       if (std::optional<TunedWinner> w = db->lookup(key)) {
         std::string message;
-        if (succeeded(applyActions(scheduler, id, w->rootActions, message))) {
+        if (succeeded(applyActions(scheduler, id, w->rootActions, message,
+                                   "tuning database"))) {
           ++stats.fromDb;
           report(id, prefix + "from the tuning database: " + w->rootActions +
                          " (" + formatMilliseconds(w->medianSeconds) +
@@ -179,7 +187,8 @@ LogicalResult tuneWithPolicy(Scheduler &scheduler, PolicyFn policy,
         winner.medianSeconds = m.medianSeconds;
       }
     std::string message;
-    if (failed(applyActions(scheduler, id, winner.rootActions, message))) {
+    if (failed(applyActions(scheduler, id, winner.rootActions, message,
+                            "search"))) {
       // Measured on the unit, but not applicable in the module: not
       // recorded.
       if (failed(byPolicy(id, prefix + "the winner '" + winner.rootActions +

@@ -55,6 +55,9 @@ struct AppliedAction {
   /// For vectorization: tile sizes applied first so that a contraction's
   /// accumulator fits the register file (getRegisterTile); empty: none.
   SmallVector<int64_t> registerTile;
+  /// Where the action came from (Scheduler::setSource): policy,
+  /// heuristic, random, explicit, a rule, the tuner, ...
+  std::string source;
 };
 
 /// Emits the transform ops of `applied` at `b`'s insertion point, on the

@@ -49,6 +49,8 @@ struct OpRecord {
   std::vector<std::string> iterators; // "parallel" / "reduction"
   LocationAttr loc;         // location of the op when numbered
   OpScheduleState state;
+  /// Where each action of state.history came from (Scheduler::setSource).
+  std::vector<std::string> sources;
 };
 
 enum class ApplyStatus { Applied, Illegal, Failed };
@@ -168,6 +170,11 @@ public:
   /// the transform script replays first.
   void setPrelude(std::vector<PassStep> steps) { prelude = std::move(steps); }
   const std::vector<PassStep> &getPrelude() const { return prelude; }
+  /// Where the actions applied from now on come from (provenance:
+  /// "policy", "heuristic", "random", "explicit", "rule", "search", ...);
+  /// recorded with each action and shown by dump-schedule.
+  void setSource(std::string name) { source = std::move(name); }
+  const std::string &getSource() const { return source; }
   /// Whether any action has been applied.
   bool hasApplied() const { return !applied.empty(); }
   /// Removes the op-id tags (the pass does this at the end).
@@ -195,6 +202,7 @@ private:
   std::vector<OpRecord> ops;
   std::vector<AppliedAction> applied;
   std::vector<PassStep> prelude;
+  std::string source = "explicit";
   /// id -> the op carrying it. Updated from the ops an action produced;
   /// rebuilt by one walk after a fusion (dead ops erased) or a restore.
   llvm::DenseMap<int64_t, Operation *> opById;
