@@ -203,9 +203,11 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
     from mlir_rl.passes import run_pass
 
     # IREE compiles the ops as given: the policy's decisions on them, not
-    # on rewritten (windows, padding) or packed ones.
+    # on rewritten (fused, windows, padding, flattened) or packed ones: the
+    # pipeline's stages off.
     result = run_pass(text, model=model, name=name,
-                      extra=["rewrite-windows=false", "pad-to-tiles=false", "pack-rhs=false",
+                      extra=["fuse-elementwise=false", "rewrite-windows=false",
+                             "pad-to-tiles=false", "flatten-elementwise=false", "pack-rhs=false",
                              "register-tiles=false", "copies-by-rule=false", *extra])
     infos = {o.id: o for o in Module.parse(text, name).ops()}
     entries, matchers, seen = [], [], {}

@@ -297,7 +297,8 @@ class OverheadConfig:
 
     files: list[str] = option([], help="modules to schedule", flags=("files",))
     suite: Optional[str] = option(None, help="built-in modules: ops (the operator suite), "
-                                  "resnet18 (a ResNet-18-sized module), all")
+                                  "resnet18 (a ResNet-18-sized module), models (the models "
+                                  "suite's imported networks, imported on first use), all")
     model: str = option("", help="ONNX policy (default: the shipped one)")
     repeat: int = option(5, help="repetitions (median, min, max)")
     sample: bool = option(False, help="sampled instead of greedy decoding")
@@ -309,12 +310,17 @@ def cmd_overhead(c: OverheadConfig) -> int:
     from mlir_rl.data import kernels, suites
     from mlir_rl.core import default_model_path
     modules: dict[str, str] = {}
-    if c.suite not in (None, "ops", "resnet18", "all"):
-        raise ValueError(f"no suite {c.suite!r}; available: ops, resnet18, all")
+    if c.suite not in (None, "ops", "resnet18", "models", "all"):
+        raise ValueError(f"no suite {c.suite!r}; available: ops, resnet18, models, all")
     if c.suite in ("ops", "all"):
         modules.update(suites.operator_suite())
     if c.suite in ("resnet18", "all"):
         modules["resnet18_layers"] = kernels.resnet18_layers()
+    if c.suite in ("models", "all"):
+        from mlir_rl.bench.peers import model_file
+        from mlir_rl.data.torch_models import MODELS
+        for name in MODELS:
+            modules[name] = model_file(name).read_text()
     for f in c.files:
         modules[Path(f).stem] = Path(f).read_text()
     if not modules:
