@@ -45,7 +45,7 @@ const std::string &getLoweringPipeline() {
 
 LogicalResult buildPipelineFromText(OpPassManager &pm, StringRef text,
                                     StringRef what) {
-  registerMlirRlPassesAndPipelines();
+  registerTransformsPassesAndPipelines();
   std::string error;
   llvm::raw_string_ostream os(error);
   // The pipeline is anchored on builtin.module; parse its contents into pm.
@@ -85,7 +85,7 @@ LogicalResult runWithDiagnostics(PassManager &pm, ModuleOp module,
 static LogicalResult runPipeline(ModuleOp module, std::string &error,
                                  LogicalResult (*build)(OpPassManager &),
                                  StringRef what) {
-  registerAllPassesOnce();
+  registerTransformsAndUpstreamPassesOnce();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   if (failed(build(pm))) {
     error = ("cannot build the " + what + " pipeline").str();
