@@ -5,7 +5,7 @@
 //     -p 'builtin.module(linalg-rl-schedule{schedule="..."})' in.mlir
 //
 //===----------------------------------------------------------------------===//
-#include "mlir-rl/Transforms/Passes.h"
+#include "mlir-rl/Pipeline/Registration.h"
 
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"

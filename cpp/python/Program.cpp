@@ -3,6 +3,7 @@
 
 #include "mlir-rl/ActionSpace/Decoding.h"
 #include "mlir-rl/ActionSpace/ScheduleText.h"
+#include "mlir-rl/Pipeline/Registration.h"
 #include "mlir-rl/Pipeline/SchedulePipeline.h"
 #include "mlir-rl/Policy/DecisionSource.h"
 #include "mlir-rl/Policy/OnnxPolicy.h"
@@ -10,7 +11,6 @@
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
-#include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 
 #include "mlir/IR/Diagnostics.h"

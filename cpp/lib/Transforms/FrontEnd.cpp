@@ -173,7 +173,7 @@ LogicalResult buildPreparePipeline(OpPassManager &pm) {
 
 std::function<LogicalResult(OpPassManager &)>
 getPassManagerRunner(ModuleOp module, std::string &error) {
-  registerAllPassesOnce();
+  registerTransformsAndUpstreamPassesOnce();
   return [module, &error](OpPassManager &steps) mutable {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     static_cast<OpPassManager &>(pm) = steps;

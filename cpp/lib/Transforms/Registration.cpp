@@ -1,5 +1,11 @@
-//===- Registration.cpp - Pass and pipeline registration ------------------===//
-#include "mlir-rl/Transforms/FrontEnd.h"
+//===- Registration.cpp - MlirRLTransforms' passes registered -------------===//
+//
+// The passes this library defines and the mlir-rl-lower pipeline: what the
+// pipelines it builds from text (the lowering, the front end) name. The
+// entry points register every mlir-rl pass, linalg-rl-schedule included,
+// through MlirRLPasses (Pipeline/Registration.cpp), which calls these.
+//
+//===----------------------------------------------------------------------===//
 #include "mlir-rl/Transforms/Lowering.h"
 #include "mlir-rl/Transforms/Passes.h"
 
@@ -10,10 +16,26 @@
 
 namespace mlir::rl {
 
-void registerMlirRlPassesAndPipelines() {
+void registerTransformsPassesAndPipelines() {
   static std::once_flag once;
   std::call_once(once, [] {
-    registerMlirRLPasses();
+    // Every pass of Passes.td but MlirRLPasses' (linalg-rl-schedule,
+    // mlir-rl-strip-op-ids).
+    registerConvToMatmul();
+    registerFlattenElementwise();
+    registerFuseElementwise();
+    registerLowerCopies();
+    registerLowerMath();
+    registerLowerPackUnpack();
+    registerLowerVectorOps();
+    registerMarkManualDeallocation();
+    registerPackRhs();
+    registerPadToTiles();
+    registerPrepare();
+    registerSplitEmptyTensors();
+    registerStripTransformIR();
+    registerUnrollWindows();
+    registerUntieInits();
     PassPipelineRegistration<>(
         "mlir-rl-lower",
         "Lower scheduled linalg-on-tensors code to the LLVM dialect with "
@@ -22,11 +44,11 @@ void registerMlirRlPassesAndPipelines() {
   });
 }
 
-void registerAllPassesOnce() {
+void registerTransformsAndUpstreamPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     registerAllPasses();
-    registerMlirRlPassesAndPipelines();
+    registerTransformsPassesAndPipelines();
   });
 }
 

@@ -24,9 +24,9 @@
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/ActionSpace/ScheduleText.h"
 #include "mlir-rl/Runtime/Jit.h"
+#include "mlir-rl/Pipeline/Registration.h"
 #include "mlir-rl/Pipeline/SchedulePipeline.h"
 #include "mlir-rl/Transforms/Lowering.h"
-#include "mlir-rl/Transforms/Passes.h"
 #include "mlir-rl/Transforms/Scheduler.h"
 #include "mlir-rl/Tuning/OpUnit.h"
 

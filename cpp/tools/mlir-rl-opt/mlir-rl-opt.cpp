@@ -4,7 +4,7 @@
 // mlir-rl-lower-vectors and the mlir-rl-lower pipeline, registered statically.
 //
 //===----------------------------------------------------------------------===//
-#include "mlir-rl/Transforms/Passes.h"
+#include "mlir-rl/Pipeline/Registration.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"

@@ -14,17 +14,26 @@
 
 namespace mlir::rl {
 
+// Every pass of Passes.td. linalg-rl-schedule and mlir-rl-strip-op-ids are
+// defined in MlirRLPasses (Pipeline/LinalgRlSchedulePass.cpp), the others
+// in MlirRLTransforms.
 #define GEN_PASS_DECL
 #include "mlir-rl/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "mlir-rl/Transforms/Passes.h.inc"
 
-/// Registers the passes above and the `mlir-rl-lower` pipeline (once).
-void registerMlirRlPassesAndPipelines();
+/// Registers the passes above that MlirRLTransforms defines (all but
+/// linalg-rl-schedule and mlir-rl-strip-op-ids, MlirRLPasses') and the
+/// `mlir-rl-lower` pipeline, once: what the pipelines this library builds
+/// from text (the lowering, the front end) name. Every pass is registered
+/// by registerMlirRlPassesAndPipelines (mlir-rl/Pipeline/Registration.h).
+void registerTransformsPassesAndPipelines();
 
-/// Registers every upstream pass too (for our own tools), once.
-void registerAllPassesOnce();
+/// Registers every upstream pass and registerTransformsPassesAndPipelines'
+/// passes, once: before this library runs a pipeline of its own
+/// (lowerToLLVM, getPassManagerRunner).
+void registerTransformsAndUpstreamPassesOnce();
 
 } // namespace mlir::rl
 

@@ -1,4 +1,11 @@
 //===- Passes.td - mlir-rl passes --------------------------*- tablegen -*-===//
+//
+// linalg-rl-schedule and mlir-rl-strip-op-ids are defined in MlirRLPasses
+// (cpp/lib/Pipeline/LinalgRlSchedulePass.cpp), every other pass in
+// MlirRLTransforms, whose registerTransformsPassesAndPipelines
+// (cpp/lib/Transforms/Registration.cpp) registers it.
+//
+//===----------------------------------------------------------------------===//
 #ifndef MLIR_RL_PASSES
 #define MLIR_RL_PASSES
 

@@ -12,6 +12,10 @@
 // verifying the whole function after every action (an action whose result
 // does not verify is undone); if even that does not verify, the pass fails.
 //
+// This file (the pass and mlir-rl-strip-op-ids) is in MlirRLPasses, the top
+// library: the pass runs the SchedulePipeline (MlirRLPipeline) and the tuner
+// (MlirRLTuning).
+//
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/OpAnalysis.h"
 #include "mlir-rl/Pipeline/SchedulePipeline.h"

@@ -1,0 +1,79 @@
+//===- ConstantTranspose.cpp - Constants transposed at compile time -------===//
+//
+// transposeBytes and transposeConstant (Packing.h): the elements of a dense
+// or dense_resource constant permuted, as mlir-rl-pack-rhs packs a constant
+// right-hand side into panels at compile time.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Packing.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+namespace mlir::rl {
+
+std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> perm, size_t bytes) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> outShape, strides;
+  for (int64_t d = 0; d < rank; ++d) {
+    outShape.push_back(shape[perm[d]]);
+    strides.push_back(inStrides[perm[d]]);
+  }
+  std::vector<char> out(in.size());
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t offset = 0;
+  for (size_t o = 0, e = in.size() / bytes; o < e; ++o) {
+    std::memcpy(out.data() + o * bytes, in.data() + offset * bytes, bytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++idx[d] < outShape[d])
+        break;
+      offset -= strides[d] * outShape[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> perm, RankedTensorType outType,
+                            StringRef keySuffix) {
+  Type elt = outType.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  size_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  size_t total = (size_t)outType.getNumElements() * bytes;
+  if (total > (size_t(256) << 20))
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return dense.resizeSplat(outType);
+    ArrayRef<char> raw = dense.getRawData();
+    if (raw.size() != total)
+      return {};
+    std::vector<char> out = transposeBytes(raw, shape, perm, bytes);
+    return DenseElementsAttr::getFromRawBuffer(outType, out);
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    AsmResourceBlob *blob = handle.getBlob();
+    if (!blob || blob->getData().size() != total)
+      return {};
+    std::vector<char> out =
+        transposeBytes(blob->getData(), shape, perm, bytes);
+    return DenseResourceElementsAttr::get(
+        outType, (handle.getKey() + keySuffix).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            out, blob->getDataAlignment(), /*dataIsMutable=*/false));
+  }
+  return {};
+}
+
+} // namespace mlir::rl

@@ -1,0 +1,243 @@
+//===- ScheduleTranslation.cpp - Plain matmul schedules translated --------===//
+//
+// A plain matmul's schedule, as the policy decided it on the plain op,
+// carried over to the packed op (translatePackedSchedule) or given a
+// register tile (translateRegisterTile); both walk the schedule the same
+// way (translateTilings). See Packing.h.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir-rl/Transforms/Packing.h"
+
+namespace mlir::rl {
+
+namespace {
+
+/// Rows of a register tile: the largest power of two dividing `rows`
+/// whose accumulators (`vectorsPerRow` each) fit in `budget`.
+int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
+                            int64_t budget) {
+  int64_t r = 1;
+  while (2 * r * vectorsPerRow <= budget && rows % (2 * r) == 0)
+    r *= 2;
+  return r;
+}
+
+/// The reduction step of a register tile of `tilePoints` accumulators:
+/// the plain schedule's last k tile (loop `kLoop` of its tilings), else 8;
+/// halved until it divides `extent` and the tile's iteration space fits
+/// `legality`'s vector limit.
+int64_t getRegisterTileDepth(const std::vector<Action> &plain, size_t kLoop,
+                             int64_t extent, int64_t tilePoints,
+                             const LegalityConfig &legality) {
+  int64_t kr = 8;
+  for (const Action &q : plain)
+    if (q.isTiled() && q.sizes.size() > kLoop && q.sizes[kLoop] != 0)
+      kr = q.sizes[kLoop];
+  while (kr > 1 && (extent % kr != 0 ||
+                    kr * tilePoints > legality.maxVectorElements))
+    kr /= 2;
+  return std::max<int64_t>(kr, 1);
+}
+
+using Sizes = std::vector<int64_t>;
+
+/// The walk both translations share: a plain matmul schedule's steps on
+/// loops (m, n, k) carried over to the target op's loops, starting at
+/// `extent`. NT stays; TF and interchange have no equivalent. A tiling
+/// becomes the tilings `mapSizes(it, extents before it)` gives (nothing:
+/// no equivalent); the tiling right before V leaves the reduction (target
+/// loop `kLoop`) whole, and each V gets the tilings of
+/// `registerTile(extents as the tilings leave them)` before it (nothing:
+/// no equivalent; all zeros: V as it is). When that tiling is
+/// a T whose tile has no register tile (its columns less than a vector:
+/// the policy's T(1,8,8,32) on AVX-512), the register tile of the extents
+/// before it takes its place. Nothing when the result is longer than
+/// `historyLength`.
+std::optional<std::vector<Action>> translateTilings(
+    const std::vector<Action> &plain, Sizes extent, size_t kLoop,
+    llvm::function_ref<std::optional<std::vector<Sizes>>(
+        const Action &, const Sizes &)>
+        mapSizes,
+    llvm::function_ref<std::optional<std::vector<Sizes>>(const Sizes &)>
+        registerTile,
+    int historyLength) {
+  auto anyTiled = [](const Sizes &sizes) {
+    return llvm::any_of(sizes, [](int64_t s) { return s != 0; });
+  };
+  std::vector<Action> out;
+  // The extents before the last T right before V, and how many tilings
+  // it left in `out` (a T that tiles nothing leaves none).
+  std::optional<std::pair<Sizes, size_t>> beforeLastT;
+  for (size_t a = 0; a < plain.size(); ++a) {
+    const Action &p = plain[a];
+    if (p.kind != ActionKind::Vectorization)
+      beforeLastT.reset();
+    switch (p.kind) {
+    case ActionKind::NoTransformation:
+      out.push_back(p);
+      continue;
+    case ActionKind::TiledFusion:
+    case ActionKind::Interchange:
+      return std::nullopt;
+    case ActionKind::Tiling:
+    case ActionKind::TiledParallelization: {
+      std::optional<std::vector<Sizes>> mapped = mapSizes(p, extent);
+      if (!mapped || mapped->empty())
+        return std::nullopt;
+      bool beforeV = a + 1 < plain.size() &&
+                     plain[a + 1].kind == ActionKind::Vectorization;
+      if (beforeV && p.kind == ActionKind::Tiling)
+        beforeLastT = {extent, 0};
+      for (size_t i = 0; i < mapped->size(); ++i) {
+        Action t{p.kind, (*mapped)[i]};
+        if (t.sizes.size() != extent.size())
+          return std::nullopt;
+        if (beforeLastT && i + 1 == mapped->size())
+          t.sizes[kLoop] = 0;
+        if (anyTiled(t.sizes)) {
+          out.push_back(t);
+          if (beforeLastT)
+            ++beforeLastT->second;
+        }
+        for (size_t l = 0; l < extent.size(); ++l)
+          if (t.sizes[l] != 0)
+            extent[l] = t.sizes[l];
+      }
+      continue;
+    }
+    case ActionKind::Vectorization: {
+      std::optional<std::vector<Sizes>> reg = registerTile(extent);
+      if (!reg && beforeLastT) {
+        extent = beforeLastT->first;
+        out.resize(out.size() - beforeLastT->second);
+        reg = registerTile(extent);
+      }
+      if (!reg)
+        return std::nullopt;
+      for (const Sizes &tile : *reg)
+        if (anyTiled(tile))
+          out.push_back(Action{ActionKind::Tiling, tile});
+      out.push_back(p);
+      continue;
+    }
+    }
+  }
+  if ((int)out.size() > historyLength)
+    return std::nullopt;
+  return out;
+}
+
+} // namespace
+
+std::optional<std::vector<Action>>
+translateRegisterTile(const std::vector<Action> &plain,
+                      const std::vector<int64_t> &extents, int64_t elementBits,
+                      const LegalityConfig &legality, int historyLength) {
+  if ((extents.size() != 3 && extents.size() != 4) || elementBits <= 0 ||
+      legality.vectorRegisterBits <= 0 ||
+      llvm::none_of(plain, [](const Action &a) {
+        return a.kind == ActionKind::Vectorization;
+      }))
+    return std::nullopt;
+  // Loops (b,) m, n, k.
+  const size_t m = extents.size() - 3, n = m + 1, k = m + 2;
+  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
+  int64_t budget = getAccumulatorRegisterBudget(legality);
+  auto same = [&](const Action &p,
+                  const Sizes &) -> std::optional<std::vector<Sizes>> {
+    if (p.sizes.size() != extents.size())
+      return std::nullopt;
+    return std::vector<Sizes>{p.sizes};
+  };
+  // One batch, rows of two vectors of columns, else one.
+  auto registerTile =
+      [&](const Sizes &extent) -> std::optional<std::vector<Sizes>> {
+    int64_t vectors = extent[n] % (2 * lanes) == 0 ? 2
+                      : extent[n] % lanes == 0     ? 1
+                                                   : 0;
+    if (vectors == 0)
+      return std::nullopt;
+    int64_t r = getRegisterTileRows(extent[m], vectors, budget);
+    int64_t kr = getRegisterTileDepth(plain, k, extent[k],
+                                      r * vectors * lanes, legality);
+    Sizes tile(extents.size(), 0);
+    if (m == 1 && extent[0] > 1)
+      tile[0] = 1;
+    tile[m] = r < extent[m] ? r : 0;
+    tile[n] = vectors * lanes < extent[n] ? vectors * lanes : 0;
+    tile[k] = kr < extent[k] ? kr : 0;
+    return std::vector<Sizes>{tile};
+  };
+  std::optional<std::vector<Action>> out = translateTilings(
+      plain, extents, /*kLoop=*/k, same, registerTile, historyLength);
+  if (!out || *out == plain)
+    return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<Action>>
+translatePackedSchedule(const std::vector<Action> &plain,
+                        std::array<int64_t, 3> mnk, int64_t panelWidth,
+                        int64_t elementBits, const LegalityConfig &legality,
+                        int historyLength) {
+  const int64_t NB = panelWidth;
+  if (NB <= 0 || elementBits <= 0 || legality.vectorRegisterBits <= 0)
+    return std::nullopt;
+  int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
+  int64_t vectorsPerRow = (NB + lanes - 1) / lanes;
+  int64_t budget = getAccumulatorRegisterBudget(legality);
+  // A size s of n as panels j = s/NB (i whole) when NB divides it, as
+  // j = 1, i = s when it divides NB.
+  bool panelsOutside = true;
+  auto toPanels = [&](const Action &p, const Sizes &extent)
+      -> std::optional<std::vector<Sizes>> {
+    const Sizes &sizes = p.sizes;
+    if (sizes.size() != 3)
+      return std::nullopt;
+    int64_t sn = sizes[1], sj, si;
+    if (sn == 0) {
+      sj = 0, si = 0;
+    } else if (sn % NB == 0) {
+      sj = sn / NB, si = 0;
+    } else if (NB % sn == 0) {
+      sj = 1, si = sn;
+    } else {
+      return std::nullopt;
+    }
+    // A sequential tile of rows of one panel, taken from several panels:
+    // the panel loop goes outside the rows' (tiled first), so that each
+    // panel of B is reused by all the rows of the tile while it is in
+    // cache, not fetched again for each row block.
+    if (panelsOutside && p.kind == ActionKind::Tiling && sj == 1 &&
+        extent[1] > 1 && sizes[0] != 0 && sizes[0] < extent[0])
+      return std::vector<Sizes>{Sizes{0, 1, 0, 0},
+                                Sizes{sizes[0], 0, si, sizes[2]}};
+    return std::vector<Sizes>{Sizes{sizes[0], sj, si, sizes[2]}};
+  };
+  // Rows of m (a power of two dividing its extent), one panel (the panel
+  // loop outside the rows' as above), the reduction by the plain
+  // schedule's last k tile; none when a tiling split the panel (V as it is).
+  auto registerTile =
+      [&](const Sizes &extent) -> std::optional<std::vector<Sizes>> {
+    if (extent[2] != NB)
+      return std::vector<Sizes>{Sizes(4, 0)};
+    int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
+    int64_t kr = getRegisterTileDepth(plain, 2, extent[3], r * NB, legality);
+    int64_t rows = r < extent[0] ? r : 0, depth = kr < extent[3] ? kr : 0;
+    if (panelsOutside && extent[1] > 1 && rows != 0)
+      return std::vector<Sizes>{Sizes{0, 1, 0, 0}, Sizes{rows, 0, 0, depth}};
+    return std::vector<Sizes>{Sizes{rows, extent[1] > 1 ? 1 : 0, 0, depth}};
+  };
+  // Extents of (m, j, i, k); with the panel loops split out where the
+  // history has room for them, else as the plain schedule has them.
+  Sizes extents{mnk[0], mnk[1] / NB, NB, mnk[2]};
+  if (std::optional<std::vector<Action>> out =
+          translateTilings(plain, extents, /*kLoop=*/3, toPanels, registerTile,
+                           historyLength))
+    return out;
+  panelsOutside = false;
+  return translateTilings(plain, extents, /*kLoop=*/3, toPanels, registerTile,
+                          historyLength);
+}
+
+} // namespace mlir::rl
