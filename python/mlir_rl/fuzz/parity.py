@@ -51,11 +51,19 @@ def run_pass_batch(texts: list[str], decisions: str, seed: int) -> list[Optional
     """Each text through ``linalg-rl-schedule{decisions=... seed=...}`` in
     stock mlir-opt (one process, --split-input-file): the IR, or None where
     the pass failed."""
+    import os
+
+    from mlir_rl.core import legality
     from mlir_rl.paths import mlir_opt_path, plugin_path
+    # The pass sees the register file this process decides with (a process
+    # reads it once; a test may have named another target before).
+    regs = legality()
+    env = dict(os.environ, MLIR_RL_VECTOR_REGISTERS=(
+        f"{regs['vector_registers']}x{regs['vector_register_bits']}"))
     r = subprocess.run(
         [str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}", "--split-input-file",
          "-p", f"builtin.module(linalg-rl-schedule{{decisions={decisions} seed={seed}}})", "-"],
-        input=f"\n{SEPARATOR}\n".join(texts), capture_output=True, text=True)
+        input=f"\n{SEPARATOR}\n".join(texts), capture_output=True, text=True, env=env)
     chunks = r.stdout.split(SEPARATOR)
     if len(chunks) != len(texts):
         # A chunk that failed prints nothing: find them one by one.
