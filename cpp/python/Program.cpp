@@ -433,22 +433,36 @@ bool Program::demonstrate(const std::string &text,
   return true;
 }
 
-/// The decision source for `decisions` ("policy": the shared ONNX policy
-/// at `model`); false with `error` set.
-static bool getDecisionFn(
-    const std::string &decisions, const std::string &model,
-    const std::string &ortLib, DecisionSource &source, OnnxPolicy *&policy,
-    std::string &error) {
+/// A decision source as a PolicyFn's callable: the shared ONNX policy, the
+/// heuristic's or uniform logits (DecisionSource.h).
+struct DecisionLogits {
+  DecisionSource source = DecisionSource::Policy;
+  FeatureLayout layout;
+  OnnxPolicy *policy = nullptr;
+
+  LogicalResult operator()(ArrayRef<float> obs, ArrayRef<uint8_t> mask,
+                           PolicyLogits &logits, std::string &err) const {
+    return computeDecisionLogits(source, layout, policy, obs, mask, logits,
+                                 err);
+  }
+};
+
+/// The decision source `decisions` ("policy": the shared ONNX policy at
+/// `model`); nothing, with `error` set, when it is unknown or cannot load.
+static std::optional<DecisionLogits>
+getDecisionLogits(const std::string &decisions, const std::string &model,
+                  const std::string &ortLib, std::string &error) {
   std::optional<DecisionSource> parsed = parseDecisionSource(decisions);
   if (!parsed) {
     error = "unknown decisions '" + decisions + "' (valid: " +
             getDecisionSourceNames() + ")";
-    return false;
+    return std::nullopt;
   }
-  source = *parsed;
-  policy = nullptr;
-  return source != DecisionSource::Policy ||
-         (policy = getSharedPolicy(model, ortLib, error));
+  DecisionLogits out{*parsed, FeatureLayout::getDefault(), nullptr};
+  if (out.source == DecisionSource::Policy &&
+      !(out.policy = getSharedPolicy(model, ortLib, error)))
+    return std::nullopt;
+  return out;
 }
 
 bool Program::runFrontEnd(const PipelineSettings &settings,
@@ -460,18 +474,12 @@ bool Program::applyRules(const PipelineSettings &settings,
                          const std::string &decisions,
                          const std::string &model, const std::string &ortLib,
                          PolicyRunInfo &info, std::string &error) {
-  DecisionSource source;
-  OnnxPolicy *policy;
-  if (!getDecisionFn(decisions, model, ortLib, source, policy, error))
+  std::optional<DecisionLogits> run =
+      getDecisionLogits(decisions, model, ortLib, error);
+  if (!run)
     return false;
-  const FeatureLayout layout = impl->sched().getLayout();
-  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
-                 PolicyLogits &logits, std::string &err) {
-    return computeDecisionLogits(source, layout, policy, obs, mask, logits,
-                                 err);
-  };
   DiagnosticCollector collect(impl->context.get(), error);
-  impl->applyRules(settings, run, info);
+  impl->applyRules(settings, *run, info);
   return true;
 }
 
@@ -486,18 +494,13 @@ bool Program::scheduleWithPolicy(const std::string &model,
                                  const StepObserver &onStep,
                                  const PipelineSettings &settings,
                                  const std::string &decisions) {
-  DecisionSource source;
-  OnnxPolicy *policy;
-  if (!getDecisionFn(decisions, model, ortLib, source, policy, error))
+  std::optional<DecisionLogits> decide =
+      getDecisionLogits(decisions, model, ortLib, error);
+  if (!decide || !impl->runFrontEnd(settings, error))
     return false;
-  if (!impl->runFrontEnd(settings, error))
-    return false;
-  const FeatureLayout layout = impl->sched().getLayout();
-  auto run = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
-                 PolicyLogits &logits, std::string &err) {
-    return computeDecisionLogits(source, layout, policy, obs, mask, logits,
-                                 err);
-  };
+  const DecisionLogits &run = *decide;
+  DecisionSource source = run.source;
+  OnnxPolicy *policy = run.policy;
   // As the pass: random decisions are uniform logits, sampled.
   impl->sched().setSource(decisions + (sample && source == DecisionSource::Policy
                                            ? ", sampled"
