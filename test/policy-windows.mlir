@@ -32,7 +32,7 @@
 // SCRIPT: transform.apply_registered_pass "mlir-rl-untie-inits"
 // SCRIPT: transform.structured.match interface{LinalgOp}
 // The script ends by removing the tags, as the pass does (diff above).
-// SCRIPT: // Remove the tags, as the pass does.
+// SCRIPT: // Remove the tags and the front end's mark, as the pass does.
 // SCRIPT: transform.apply_registered_pass "mlir-rl-strip-op-ids"
 // SCRIPT-NEXT: transform.yield
 

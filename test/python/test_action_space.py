@@ -163,11 +163,11 @@ def test_policy_loop_equals_step_by_step_decoding(varied_model):
     for text in _programs()[:20]:
         a = mlir_rl.Module.parse(text)
         # The decisions alone (packing schedules a matmul again after them).
-        a.schedule_with_policy(varied_model, sample=True, seed=11, pack_rhs=False, register_tiles=False,
-                               copies_by_rule=False)
+        a.schedule_with_policy(varied_model, sample=True, seed=11, rules=False)
         b = mlir_rl.Module.parse(text)
-        b.schedule_with(lambda obs, mask: _onnx_logits(varied_model, obs, mask), sample=True, seed=11)
-        assert a.schedule == b.schedule
+        b.schedule_with(lambda obs, mask: _onnx_logits(varied_model, obs, mask), sample=True,
+                        seed=11, rules=False)
+        assert a.decisions == b.decisions
 
 
 _SESSIONS = {}

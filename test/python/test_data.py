@@ -83,11 +83,13 @@ def test_front_end_dataset_holds_what_the_pass_schedules(tmp_path):
             changed.append(e["name"])
             # The policy on the written program decides as the pass does on
             # the program as the user wrote it.
+            # (The written program carries the front end's mark: the
+            # pipeline does not run it again.)
             m = mlir_rl.Module.parse(text, e["name"])
-            m.schedule_with_policy(rewrite_windows=False, pad_to_tiles=False)
+            m.schedule_with_policy()
             u = mlir_rl.Module.parse(given[e["name"]], e["name"])
             u.schedule_with_policy()
-            assert m.schedule == u.schedule, e["name"]
+            assert m.decisions == u.decisions and m.ir() == u.ir(), e["name"]
     kinds = {e["kind"] for e in plain["programs"] if e["name"] in changed}
     assert {"conv_2d", "pooling"} <= kinds, kinds
     # Programs without windows or odd extents are written as they were.

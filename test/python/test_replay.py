@@ -13,7 +13,10 @@ from mlir_rl.data import dataset, kernels
 
 TAG = [re.compile(p) for p in (r"mlir_rl\.op_id = \d+ : i64, ", r", mlir_rl\.op_id = \d+ : i64",
                                r" ?attrs =  \{mlir_rl\.op_id = \d+ : i64\}",
-                               r" \{mlir_rl\.op_id = \d+ : i64\}")]
+                               r" \{mlir_rl\.op_id = \d+ : i64\}",
+                               # The front end's mark of a prepared input, which
+                               # a script without mlir-rl's passes leaves too.
+                               r" attributes \{mlir_rl\.front_end\}")]
 
 
 def _untagged(text: str) -> str:

@@ -24,9 +24,10 @@ def _schedules() -> dict[str, str]:
     out = {}
     for name, text in _programs().items():
         m = mlir_rl.Module.parse(text, name)
-        # The policy's decisions (on plain matmuls; packing translates them).
-        m.schedule_with_policy(pack_rhs=False, register_tiles=False, copies_by_rule=False)
-        out[name] = m.schedule
+        # The policy's decisions on the pipeline's front end (the rules then
+        # translate them; packing decides on plain matmuls).
+        m.schedule_with_policy(rules=False)
+        out[name] = m.decisions
     return out
 
 

@@ -50,6 +50,9 @@ namespace {
 struct StripOpIdsPass : public mlir::rl::impl::StripOpIdsBase<StripOpIdsPass> {
   void runOnOperation() override {
     removeOpIdTags(getOperation());
+    // And the front end's mark, as the schedule pass removes it.
+    if (auto module = dyn_cast<ModuleOp>(getOperation()))
+      module->removeAttr(kFrontEndAttrName);
   }
 };
 

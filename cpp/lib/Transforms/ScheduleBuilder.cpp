@@ -322,9 +322,15 @@ std::string printReplayScript(MLIRContext *ctx, int64_t numOps,
   // replayable by any transform interpreter (stock mlir-opt, iree-opt) and
   // leaves the `mlir_rl.op_id` attributes.
   if (numOps > 0 && !prelude.empty()) {
-    auto funcs = matchFuncs();
-    markNext(funcs, "Remove the tags, as the pass does.");
-    tr::ApplyRegisteredPassOp::create(b, loc, anyOp(ctx), funcs.getResult(),
+    // On the module: the tags, and the front end's mark of an input that
+    // came through mlir-rl-prepare.
+    auto module = tr::MatchOp::create(b, loc, anyOp(ctx), root,
+                                      b.getStrArrayAttr({"builtin.module"}),
+                                      tr::MatchInterfaceEnumAttr(),
+                                      DictionaryAttr(), TypeAttr(), ArrayAttr());
+    markNext(module, "Remove the tags and the front end's mark, as the pass "
+                     "does.");
+    tr::ApplyRegisteredPassOp::create(b, loc, anyOp(ctx), module.getResult(),
                                       "mlir-rl-strip-op-ids",
                                       b.getDictionaryAttr({}), ValueRange());
   }
