@@ -126,15 +126,7 @@ std::string SchedulePipeline::getTrace(bool fromFrontEnd) const {
     empty.hasPrelude = !empty.prelude.empty();
     return formatSchedule(empty);
   }
-  if (!fromFrontEnd)
-    return scheduler->getTrace();
-  std::string ignored;
-  std::optional<ExplicitSchedule> schedule =
-      parseSchedule(scheduler->getScheduleText(), ignored);
-  ArrayRef<PassStep> all = scheduler->getPrelude();
-  schedule->prelude = formatPassSteps(all.drop_front(frontEndSteps));
-  schedule->hasPrelude = !schedule->prelude.empty();
-  return formatSchedule(*schedule);
+  return formatSchedule(scheduler->getSchedule(fromFrontEnd ? frontEndSteps : 0));
 }
 
 void SchedulePipeline::commit() {

@@ -279,9 +279,6 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
         ++tiled;
       }
   }
-  // The register tile of a candidate is only for one that stays plain.
-  for (auto &[id, c] : candidates)
-    plainMatmuls.erase(id);
   // A fill that only initialises its consumer's accumulator goes into the
   // consumer's tiles: the consumer's TP becomes a TF (same tile sizes) and
   // the fill, filling one tile at a time inside the forall, keeps no

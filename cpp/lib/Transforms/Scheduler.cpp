@@ -626,21 +626,24 @@ LogicalResult Scheduler::scheduleOpWithPolicy(int64_t id, PolicyFn policy,
   return success();
 }
 
-std::string Scheduler::getScheduleText() const {
+ExplicitSchedule Scheduler::getSchedule(size_t skipPreludeSteps) const {
   ExplicitSchedule schedule;
   for (int64_t id : getTraversalOrder())
     if (!ops[id].state.history.empty())
       schedule.entries.push_back({id, ops[id].state.history});
-  return formatSchedule(schedule);
+  ArrayRef<PassStep> steps = prelude;
+  schedule.prelude =
+      formatPassSteps(steps.drop_front(std::min(skipPreludeSteps, steps.size())));
+  schedule.hasPrelude = !schedule.prelude.empty();
+  return schedule;
+}
+
+std::string Scheduler::getScheduleText() const {
+  return formatSchedule(getSchedule(prelude.size()));
 }
 
 std::string Scheduler::getTrace() const {
-  std::optional<ExplicitSchedule> schedule;
-  std::string ignored;
-  schedule = parseSchedule(getScheduleText(), ignored);
-  schedule->prelude = formatPassSteps(prelude);
-  schedule->hasPrelude = !prelude.empty();
-  return formatSchedule(*schedule);
+  return formatSchedule(getSchedule());
 }
 
 std::string Scheduler::getTransformScript() const {

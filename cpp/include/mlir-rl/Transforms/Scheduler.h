@@ -156,6 +156,9 @@ public:
                                      std::mt19937_64 &rng, PolicyStats &stats,
                                      std::string &error);
 
+  /// Everything applied so far, each op's actions in the traversal order,
+  /// after the prelude's passes but its first `skipPreludeSteps`.
+  ExplicitSchedule getSchedule(size_t skipPreludeSteps = 0) const;
   /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
   std::string getScheduleText() const;
   /// The trace: the schedule after the passes that ran before it (the
