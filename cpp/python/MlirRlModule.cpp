@@ -415,15 +415,21 @@ NB_MODULE(_core, m) {
   }, "The legality config: the action space's limits, versioned apart "
      "from the layout.");
   m.def("parse_schedule", [](const std::string &text) {
-    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> out;
+    std::vector<ScheduleEntryText> out;
     std::string error;
     if (!parseScheduleText(text, out, error))
       throw nb::value_error(("malformed schedule '" + text + "': " + error).c_str());
     return out;
-  }, "text"_a, "The schedule grammar: [(op id or None, [Action, ...]), ...].");
-  m.def("format_schedule", &formatScheduleText, "entries"_a,
-        "parse_schedule's inverse: [(op id or None, [Action, ...]), ...] as "
-        "text.");
+  }, "text"_a,
+        "The schedule grammar: [(op id or None, [Action, ...], [(choice, "
+        "value), ...]), ...].");
+  m.def("format_schedule",
+        [](const std::vector<ScheduleEntryText> &entries) {
+          std::string out, error;
+          if (!formatScheduleText(entries, out, error))
+            throw nb::value_error(error.c_str());
+          return out;
+        }, "entries"_a, "parse_schedule's inverse.");
   m.def("schedule_header", &formatScheduleHeaderText, "schedule"_a,
         "The first line of a dump-schedule file.");
   m.def("read_schedule_header", &readScheduleHeaderText, "text"_a,
@@ -877,6 +883,23 @@ NB_MODULE(_core, m) {
            },
            "op_id"_a, "model"_a = "", "ort_lib"_a = "")
       .def("schedule_text", &Program::getScheduleText)
+      .def("rule_choice_mask",
+           [](Program &p, int64_t id) {
+             checkOp(p, id);
+             return p.getRuleChoiceMask(id);
+           }, "op_id"_a,
+           "The rules' choices op `op_id` offers: [(key, values)], each "
+           "list ending with the rule's default.")
+      .def("set_rule_choices",
+           [](Program &p, int64_t id,
+              std::vector<std::pair<std::string, int64_t>> choices) {
+             checkOp(p, id);
+             std::string message;
+             StepStatus status = p.setRuleChoices(id, choices, message);
+             return std::make_pair(status, message);
+           }, "op_id"_a, "choices"_a)
+      .def("rule_choices", &Program::getRuleChoices)
+      .def("draw_rule_choices", &Program::drawRuleChoices, "seed"_a)
       .def("decision_text", &Program::getDecisionText)
       .def("provenance", &Program::getProvenance)
       .def("transform_script", &Program::getTransformScript)

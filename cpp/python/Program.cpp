@@ -130,6 +130,7 @@ struct Program::Impl {
     frontEndRan = true;
     DiagnosticCollector collect(context.get(), error);
     PipelineOptions options = toOptions(settings);
+    pipeline->setRules(options.rules);
     if (failed(pipeline->runFrontEnd(options.frontEnd,
                                      getPassManagerRunner(mod(), error),
                                      error)))
@@ -164,6 +165,7 @@ struct Program::Impl {
   /// sides with no rule by `policy`.
   void applyRules(const PipelineSettings &settings, PolicyFn policy,
                   PolicyRunInfo &info) {
+    pipeline->setRules(toOptions(settings).rules);
     RulesOutcome rules =
         pipeline->applyRules(toOptions(settings).rules, policy);
     info.packed = rules.packed;
@@ -510,6 +512,15 @@ bool Program::scheduleWithPolicy(const std::string &model,
   bool ok = impl->run(run, sample, seed, info, error, onStep) ==
             ApplyStatus::Applied;
   info.memoHits = policy ? policy->getNumMemoHits() - hits : 0;
+  // As the pass: random decisions draw the rules' choices too -- under the
+  // shipped rules when these are off (decisions measured through the
+  // pipeline later: rules=False).
+  if (ok && source == DecisionSource::Random) {
+    PipelineOptions options = Impl::toOptions(settings);
+    impl->pipeline->setRules(options.hasRules() ? options.rules
+                                                : PipelineOptions().rules);
+    impl->pipeline->drawRuleChoices(seed);
+  }
   if (ok)
     impl->applyRules(settings, run, info);
   return ok;
@@ -555,6 +566,46 @@ bool Program::getPolicyLogits(const std::string &model,
   tile = std::move(logits.tile);
   pointer = std::move(logits.pointer);
   return true;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+Program::getRuleChoiceMask(int64_t id) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  RuleChoiceMask mask = impl->pipeline->getRuleChoiceMask(id);
+  for (const RuleChoiceInfo &c : kRuleChoices)
+    if (!mask[static_cast<int>(c.kind)].empty())
+      out.emplace_back(c.key, mask[static_cast<int>(c.kind)]);
+  return out;
+}
+
+StepStatus Program::setRuleChoices(
+    int64_t id, const std::vector<std::pair<std::string, int64_t>> &choices,
+    std::string &message) {
+  // The grammar's own parser checks keys and values.
+  std::string text;
+  for (const auto &[key, value] : choices)
+    text += (text.empty() ? "{" : ",") + key + "=" + std::to_string(value);
+  if (text.empty())
+    return StepStatus::Applied;
+  std::optional<RuleChoices> parsed = parseRuleChoices(text + "}", message);
+  if (!parsed)
+    return StepStatus::Illegal;
+  return (StepStatus)impl->sched().setChoices(id, *parsed, message);
+}
+
+std::vector<std::tuple<int64_t, std::string, int64_t>>
+Program::getRuleChoices() const {
+  std::vector<std::tuple<int64_t, std::string, int64_t>> out;
+  for (const OpRecord &rec : impl->sched().getOps())
+    for (const RuleChoiceInfo &c : kRuleChoices)
+      if (rec.choices.isSet(c.kind))
+        out.emplace_back(rec.id, c.key, rec.choices.get(c.kind));
+  return out;
+}
+
+void Program::drawRuleChoices(uint64_t seed) {
+  impl->pipeline->setRules(PipelineOptions().rules);
+  impl->pipeline->drawRuleChoices(seed);
 }
 
 std::string Program::getScheduleText() const {
@@ -691,15 +742,19 @@ LegalityInfo getLegalityInfo() {
                       c.getDescription()};
 }
 
-bool parseScheduleText(
-    const std::string &text,
-    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> &out,
-    std::string &error) {
+bool parseScheduleText(const std::string &text,
+                       std::vector<ScheduleEntryText> &out,
+                       std::string &error) {
   std::optional<ExplicitSchedule> s = parseSchedule(text, error);
   if (!s)
     return false;
-  for (ExplicitSchedule::Entry &e : s->entries)
-    out.emplace_back(e.opId, std::move(e.actions));
+  for (ExplicitSchedule::Entry &e : s->entries) {
+    std::vector<std::pair<std::string, int64_t>> choices;
+    for (const RuleChoiceInfo &c : kRuleChoices)
+      if (e.choices.isSet(c.kind))
+        choices.emplace_back(c.key, e.choices.get(c.kind));
+    out.emplace_back(e.opId, std::move(e.actions), std::move(choices));
+  }
   return true;
 }
 
@@ -708,13 +763,23 @@ std::optional<Action> parseActionText(const std::string &text,
   return parseAction(text, error);
 }
 
-std::string formatScheduleText(
-    const std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>>
-        &entries) {
+bool formatScheduleText(const std::vector<ScheduleEntryText> &entries,
+                        std::string &out, std::string &error) {
   ExplicitSchedule s;
-  for (const auto &[id, actions] : entries)
+  for (const auto &[id, actions, choices] : entries) {
     s.entries.push_back({id, actions});
-  return formatSchedule(s);
+    std::string text;
+    for (const auto &[key, value] : choices)
+      text += (text.empty() ? "{" : ",") + key + "=" + std::to_string(value);
+    if (text.empty())
+      continue;
+    std::optional<RuleChoices> parsed = parseRuleChoices(text + "}", error);
+    if (!parsed)
+      return false;
+    s.entries.back().choices = *parsed;
+  }
+  out = formatSchedule(s);
+  return true;
 }
 
 std::string formatScheduleHeaderText(const std::string &schedule) {

@@ -199,6 +199,20 @@ public:
                        std::vector<float> &tile, std::vector<float> &pointer,
                        std::string &error);
 
+  /// The rules' choices (RuleChoices.def) op `id` offers: (key, values;
+  /// the last is the rule's default) for each offered one.
+  std::vector<std::pair<std::string, std::vector<int64_t>>>
+  getRuleChoiceMask(int64_t id);
+  /// Records rule choices (key, value) for op `id` (Scheduler::setChoices).
+  StepStatus setRuleChoices(int64_t id,
+                            const std::vector<std::pair<std::string, int64_t>> &choices,
+                            std::string &message);
+  /// Every op's rule choices so far: (op id, key, value).
+  std::vector<std::tuple<int64_t, std::string, int64_t>> getRuleChoices() const;
+  /// Draws every op's rule choices from its mask with `seed` (as
+  /// decisions=random does), under the shipped rules.
+  void drawRuleChoices(uint64_t seed);
+
   /// The trace: the passes the pipeline ran before the decisions, then
   /// the schedule ("[passes] 1: TP(..) V; ..."; without passes, the
   /// schedule). applySchedule on the same input replays it.
@@ -248,18 +262,19 @@ struct LegalityInfo {
 };
 LegalityInfo getLegalityInfo();
 
-/// The schedule grammar: entries (op id or none, actions). False and
-/// `error` on malformed text.
-bool parseScheduleText(
-    const std::string &text,
-    std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>> &out,
-    std::string &error);
+/// One entry of a schedule: op id or none, actions, rule choices (key,
+/// value).
+using ScheduleEntryText =
+    std::tuple<std::optional<int64_t>, std::vector<Action>,
+               std::vector<std::pair<std::string, int64_t>>>;
+/// The schedule grammar: its entries. False and `error` on malformed text.
+bool parseScheduleText(const std::string &text,
+                       std::vector<ScheduleEntryText> &out, std::string &error);
 std::optional<Action> parseActionText(const std::string &text,
                                       std::string &error);
-/// parseScheduleText's inverse.
-std::string formatScheduleText(
-    const std::vector<std::pair<std::optional<int64_t>, std::vector<Action>>>
-        &entries);
+/// parseScheduleText's inverse; false and `error` on an unknown choice.
+bool formatScheduleText(const std::vector<ScheduleEntryText> &entries,
+                        std::string &out, std::string &error);
 /// The header line of dump-schedule files, and reading it back.
 std::string formatScheduleHeaderText(const std::string &schedule);
 std::optional<std::string> readScheduleHeaderText(const std::string &text);

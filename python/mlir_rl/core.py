@@ -111,17 +111,32 @@ def parse_action(text: str) -> Action:
         raise ScheduleError(str(e)) from None
 
 
-def parse_schedule(text: str) -> list[tuple[Optional[int], list[Action]]]:
-    """The C++ schedule grammar: ``[(op id or None, [Action, ...]), ...]``."""
+def parse_schedule(text: str, with_choices: bool = False) -> list[tuple]:
+    """The C++ schedule grammar: ``[(op id or None, [Action, ...]), ...]``;
+    ``with_choices``: each entry with its rule choices as a third element,
+    ``{"pack": 0, ...}`` (the ``{...}`` after its actions). Without it, a
+    schedule that has choices raises ScheduleError rather than lose them."""
     try:
-        return _core.parse_schedule(text)
+        entries = _core.parse_schedule(text)
     except ValueError as e:
         raise ScheduleError(str(e)) from None
+    if with_choices:
+        return [(i, a, dict(c)) for i, a, c in entries]
+    if any(c for _, _, c in entries):
+        raise ScheduleError(f"the schedule {text!r} has rule choices: "
+                            "parse_schedule(text, with_choices=True) keeps them")
+    return [(i, a) for i, a, _ in entries]
 
 
-def format_schedule(entries: Sequence[tuple[Optional[int], Sequence[Action]]]) -> str:
-    """:func:`parse_schedule`'s inverse (the grammar is C++'s)."""
-    return _core.format_schedule([(i, list(a)) for i, a in entries])
+def format_schedule(entries: Sequence[tuple]) -> str:
+    """:func:`parse_schedule`'s inverse (the grammar is C++'s): entries
+    ``(op id or None, actions)`` or ``(op id or None, actions, choices)``."""
+    try:
+        return _core.format_schedule(
+            [(e[0], list(e[1]), sorted(dict(e[2]).items()) if len(e) > 2 else [])
+             for e in entries])
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
 
 
 def schedule_header(schedule: str) -> str:
@@ -442,6 +457,37 @@ class Module:
                                              decisions, str(model), ort_lib)
         except RuntimeError as e:
             raise ScheduleError(str(e)) from None
+
+    def rule_choice_mask(self, op_id: int) -> dict[str, list[int]]:
+        """The post-decision rules' choices op ``op_id`` offers (keys of the
+        schedule grammar's ``{...}``: ``pack``, B packed into panels, 0/1;
+        ``rt``, the register tile's rows at most, 0 none; ``rule``, a copy,
+        fill or elementwise op by rule or by its decision, 0/1; ``fuse``, an
+        accumulator's fill in its consumer's tiles, 0/1): each with the values
+        it may take, the last the rule's default. Empty where no rule decides
+        anything for the op, or once the rules ran."""
+        return {k: list(v) for k, v in self._program.rule_choice_mask(op_id)}
+
+    def choose(self, op_id: int, **choices: int) -> None:
+        """Record rule choices for op ``op_id`` (``choose(3, pack=0)``), as a
+        decision source does: the rules (:meth:`apply_rules`) follow them.
+        Raises IllegalActionError for a value the mask does not offer."""
+        self._check(*self._program.set_rule_choices(
+            op_id, [(k, int(v)) for k, v in choices.items()]))
+
+    @property
+    def rule_choices(self) -> dict[int, dict[str, int]]:
+        """Every op's rule choices so far (:meth:`choose`, a random draw, a
+        ``{...}`` in an applied schedule): ``{op id: {key: value}}``."""
+        out: dict[int, dict[str, int]] = {}
+        for op, key, value in self._program.rule_choices():
+            out.setdefault(op, {})[key] = value
+        return out
+
+    def draw_rule_choices(self, seed: int) -> None:
+        """Every op's rule choices drawn uniformly from its mask (under the
+        shipped rules), as ``decisions=random`` draws them."""
+        self._program.draw_rule_choices(seed)
 
     @property
     def rules_applied(self) -> bool:

@@ -69,6 +69,63 @@ std::optional<Action> parseAction(StringRef text, std::string &error) {
   return action;
 }
 
+std::string describeRuleChoices() {
+  std::string s;
+  for (const RuleChoiceInfo &c : kRuleChoices)
+    s += std::string(s.empty() ? "choices: " : ", ") + c.key;
+  return s;
+}
+
+std::optional<RuleChoices> parseRuleChoices(StringRef text,
+                                            std::string &error) {
+  StringRef whole = text.trim();
+  StringRef body = whole;
+  if (!body.consume_front("{") || !body.consume_back("}")) {
+    error = "rule choices '" + whole.str() +
+            "' must be braced: {key=value,...}";
+    return std::nullopt;
+  }
+  RuleChoices out;
+  SmallVector<StringRef> items;
+  body.split(items, ',', -1, /*KeepEmpty=*/false);
+  if (items.empty()) {
+    error = "rule choices '" + whole.str() + "' are empty";
+    return std::nullopt;
+  }
+  for (StringRef item : items) {
+    auto [keyText, valueText] = item.split('=');
+    StringRef key = keyText.trim();
+    const RuleChoiceInfo *found = nullptr;
+    for (const RuleChoiceInfo &c : kRuleChoices)
+      if (key == c.key)
+        found = &c;
+    if (!found) {
+      error = "unknown rule choice '" + key.str() + "' in '" + whole.str() +
+              "' (" + describeRuleChoices() + ")";
+      return std::nullopt;
+    }
+    int64_t v;
+    if (valueText.trim().getAsInteger(10, v) || v < 0) {
+      error = "rule choice '" + key.str() + "' needs a non-negative integer "
+              "in '" + whole.str() + "'";
+      return std::nullopt;
+    }
+    bool binary = found->kind != RuleChoice::RegisterRows;
+    if ((binary && v > 1) || (!binary && v != 0 && (v & (v - 1)) != 0)) {
+      error = "rule choice '" + key.str() + "=" + std::to_string(v) +
+              "' is out of range (" + found->doc + ")";
+      return std::nullopt;
+    }
+    if (out.isSet(found->kind)) {
+      error = "rule choice '" + key.str() + "' given twice in '" +
+              whole.str() + "'";
+      return std::nullopt;
+    }
+    out.set(found->kind, v);
+  }
+  return out;
+}
+
 std::optional<ExplicitSchedule> parseSchedule(StringRef text,
                                               std::string &error) {
   ExplicitSchedule schedule;
@@ -101,6 +158,16 @@ std::optional<ExplicitSchedule> parseSchedule(StringRef text,
       }
       entry.opId = id;
       entryText = entryText.drop_front(colon + 1).trim();
+    }
+    // The rules' choices, braced, end the entry.
+    size_t brace = entryText.find('{');
+    if (brace != StringRef::npos) {
+      std::optional<RuleChoices> choices =
+          parseRuleChoices(entryText.drop_front(brace), error);
+      if (!choices)
+        return std::nullopt;
+      entry.choices = *choices;
+      entryText = entryText.take_front(brace).trim();
     }
     // Split on whitespace outside parentheses.
     int depth = 0;
@@ -137,7 +204,7 @@ std::optional<ExplicitSchedule> parseSchedule(StringRef text,
     }
     if (!flush(entryText.size()))
       return std::nullopt;
-    if (entry.actions.empty()) {
+    if (entry.actions.empty() && entry.choices.empty()) {
       error = "schedule entry '" + entryText.str() + "' has no actions";
       return std::nullopt;
     }
@@ -158,6 +225,8 @@ std::string formatSchedule(const ExplicitSchedule &schedule) {
     std::string actions;
     for (const Action &a : entry.actions)
       actions += (actions.empty() ? "" : " ") + a.str();
+    if (!entry.choices.empty())
+      actions += (actions.empty() ? "" : " ") + entry.choices.str();
     out += entry.opId ? std::to_string(*entry.opId) + ": " + actions : actions;
   }
   if (!schedule.hasPrelude)

@@ -178,6 +178,7 @@ struct LinalgRlSchedulePass
     SchedulePipeline pipeline(module, verifyScope);
     auto run = [&](OpPassManager &pm) { return runPipeline(pm, module); };
     PipelineOptions options = getPipelineOptions();
+    pipeline.setRules(options.rules);
     if (schedule.empty() && usePolicy) {
       std::string error;
       if (failed(pipeline.runFrontEnd(options.frontEnd, run, error))) {
@@ -240,6 +241,9 @@ struct LinalgRlSchedulePass
       return failure();
     }
     reportPolicyStats(module, stats);
+    // Random decisions draw the rules' choices too.
+    if (source == DecisionSource::Random)
+      pipeline.drawRuleChoices(seed);
     applyRules(module, pipeline, options, report);
     return finish(module, pipeline);
   }
@@ -390,6 +394,7 @@ struct LinalgRlSchedulePass
     std::string tunedTrace = pipeline.getTrace(/*fromFrontEnd=*/true);
     OwningOpRef<ModuleOp> greedyModule(cast<ModuleOp>(before->clone()));
     SchedulePipeline greedy(*greedyModule, verifyScope);
+    greedy.setRules(options.rules);
     greedy.notePrelude(std::vector<PassStep>(
         pipeline.getPrelude().begin(),
         pipeline.getPrelude().begin() + pipeline.getFrontEndSize()));

@@ -30,6 +30,7 @@ LogicalResult SchedulePipeline::restart(std::string &error) {
   scheduler->removeTags();
   scheduler.reset();
   beforeDecisions = nullptr;
+  opsBeforeDecisions.clear();
   return success();
 }
 
@@ -74,8 +75,40 @@ Scheduler &SchedulePipeline::getScheduler() {
     Rescheduling any;
     if (hasOpsToReschedule(current, any))
       beforeDecisions = cast<ModuleOp>(current->clone());
+    scheduler->setChoiceMask(
+        [this](int64_t id) { return getRuleChoiceMask(id); });
   }
   return *scheduler;
+}
+
+RuleChoiceMask SchedulePipeline::getRuleChoiceMask(int64_t id) {
+  getScheduler();
+  if (!beforeDecisions || rulesApplied)
+    return {};
+  if (opsBeforeDecisions.empty())
+    beforeDecisions->walk<WalkOrder::PreOrder>(
+        [&](linalg::LinalgOp op) { opsBeforeDecisions.push_back(op); });
+  if (id < 0 || id >= (int64_t)opsBeforeDecisions.size())
+    return {};
+  const ActionSpaceConfig &config = scheduler->getConfig();
+  return mlir::rl::getRuleChoiceMask(
+      cast<linalg::LinalgOp>(opsBeforeDecisions[id]), rules, config.legality,
+      config.layout);
+}
+
+void SchedulePipeline::drawRuleChoices(uint64_t seed) {
+  Scheduler &s = getScheduler();
+  std::mt19937_64 rng(seed ^ 0x5bd1e995c0ffeeULL);
+  for (int64_t id : s.getTraversalOrder()) {
+    RuleChoiceMask mask = getRuleChoiceMask(id);
+    RuleChoices drawn;
+    for (int c = 0; c < kNumRuleChoices; ++c)
+      if (!mask[c].empty())
+        drawn.values[c] = mask[c][rng() % mask[c].size()];
+    std::string ignored;
+    if (!drawn.empty())
+      (void)s.setChoices(id, drawn, ignored);
+  }
 }
 
 LogicalResult SchedulePipeline::decide(PolicyFn policy,
@@ -126,7 +159,8 @@ std::string SchedulePipeline::getTrace(bool fromFrontEnd) const {
     empty.hasPrelude = !empty.prelude.empty();
     return formatSchedule(empty);
   }
-  return formatSchedule(scheduler->getSchedule(fromFrontEnd ? frontEndSteps : 0));
+  return formatSchedule(withoutChoices(
+      scheduler->getSchedule(fromFrontEnd ? frontEndSteps : 0)));
 }
 
 void SchedulePipeline::commit() {

@@ -36,6 +36,39 @@ bool hasOpsToReschedule(Operation *root, const Rescheduling &opts) {
   return r.wasInterrupted();
 }
 
+RuleChoiceMask getRuleChoiceMask(linalg::LinalgOp op, const Rescheduling &opts,
+                                 const LegalityConfig &legality,
+                                 const FeatureLayout &layout) {
+  RuleChoiceMask mask;
+  auto offer = [&](RuleChoice c, std::vector<int64_t> values) {
+    mask[static_cast<int>(c)] = std::move(values);
+  };
+  bool packed = false;
+  if (opts.pack && op.getNumDpsInits() == 1) {
+    Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+    if (getRhsPacking(op, getPanelWidth(elt, legality), opts.minRowsToCopy)) {
+      packed = true;
+      offer(RuleChoice::Pack, {0, 1});
+    }
+  }
+  bool plainTile = opts.registerTiles && getRegisterTileExtents(op);
+  if (packed || plainTile) {
+    std::vector<int64_t> rows;
+    if (!packed)
+      rows.push_back(0);
+    int64_t budget = getAccumulatorRegisterBudget(legality);
+    for (int64_t r = 1; r <= budget; r *= 2)
+      rows.push_back(r);
+    if (budget > 0)
+      offer(RuleChoice::RegisterRows, rows);
+  }
+  if (opts.copies && getCopySchedule(op, legality, layout))
+    offer(RuleChoice::ByRule, {0, 1});
+  if (opts.copies && isAccumulatorFill(op))
+    offer(RuleChoice::Fuse, {0, 1});
+  return mask;
+}
+
 /// reschedule's application: tags `unscheduled` with the plain ids,
 /// packs the candidates, applies `decided` (with `byRule` in place of the
 /// copies' decisions) and schedules the copies of B (by rule where
@@ -129,8 +162,9 @@ static std::unique_ptr<Scheduler> applyRescheduling(
                    plain.getOps()[plainIdOf[id]].loopBounds.size()) {
       // A packed matmul's fill, now in the packed shape (packRhs): its
       // decision was for the plain shape. By the rule for its new shape,
-      // else left to the lowering.
-      if (withRules)
+      // else (or where a decision source chose rule=0) left to the lowering.
+      if (withRules && plain.getOps()[plainIdOf[id]].choices.getOr(
+                           RuleChoice::ByRule, 1))
         if (auto packedRule = getCopySchedule(scheduler->lookup(id),
                                               config.legality, config.layout)) {
           actions = *packedRule;
@@ -192,6 +226,14 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   if (opts.pack)
     candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
   const ActionSpaceConfig &config = plain.getConfig();
+  // Each op's choices (a decision source's; unset: the rules' defaults).
+  auto choice = [&](int64_t id, RuleChoice c, int64_t otherwise) {
+    const OpRecord *rec = plain.getRecord(id);
+    return rec ? rec->choices.getOr(c, otherwise) : otherwise;
+  };
+  auto maxRows = [&](int64_t id) {
+    return choice(id, RuleChoice::RegisterRows, INT64_MAX);
+  };
   // Plain matmuls that are not packed, and copies with a rule's schedule,
   // by the plain op id.
   std::map<int64_t, std::pair<std::vector<int64_t>, int64_t>> plainMatmuls;
@@ -208,10 +250,11 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
             *extents,
             (int64_t)getElementTypeOrSelf(op.getDpsInits()[0].getType())
                 .getIntOrFloatBitWidth()};
-      if (opts.copies)
+      if (opts.copies && choice(current, RuleChoice::ByRule, 1))
         if (auto rule = getCopySchedule(op, config.legality, config.layout))
           copyRules[current] = *rule;
-      if (opts.copies && isAccumulatorFill(op))
+      if (opts.copies && isAccumulatorFill(op) &&
+          choice(current, RuleChoice::Fuse, 1))
         initFills.insert(current);
     });
   }
@@ -233,6 +276,14 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     // Its consumer would find a collapse_shape instead.
     if (candidates.erase(id))
       unpacked.insert(id);
+  // Those a decision source chose to leave plain.
+  for (auto it = candidates.begin(); it != candidates.end();)
+    if (choice(it->first, RuleChoice::Pack, 1) == 0) {
+      unpacked.insert(it->first);
+      it = candidates.erase(it);
+    } else {
+      ++it;
+    }
   std::map<int64_t, std::vector<Action>> decided; // by the plain op id
   // The copies whose decision the rule replaces (the attempt with them).
   std::map<int64_t, std::vector<Action>> byRule;
@@ -249,7 +300,8 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
       if (mm != plainMatmuls.end() && !fused.count(rec.id)) {
         if (std::optional<std::vector<Action>> actions = translateRegisterTile(
                 rec.state.history, mm->second.first, mm->second.second,
-                config.legality, config.layout.historyLength)) {
+                config.legality, config.layout.historyLength,
+                maxRows(rec.id))) {
           decided[rec.id] = *actions;
           ++tiled;
         }
@@ -259,7 +311,8 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     const PackCandidate &c = it->second;
     std::optional<std::vector<Action>> actions = translatePackedSchedule(
         rec.state.history, c.mnk, c.panelWidth, c.elementBits,
-        config.legality, config.layout.historyLength);
+        config.legality, config.layout.historyLength,
+        std::max<int64_t>(1, maxRows(rec.id)));
     if (actions) {
       decided[rec.id] = *actions;
       continue;
@@ -274,7 +327,8 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
       if (std::optional<std::vector<Action>> tiledActions =
               translateRegisterTile(rec.state.history, mm->second.first,
                                     mm->second.second, config.legality,
-                                    config.layout.historyLength)) {
+                                    config.layout.historyLength,
+                                    maxRows(rec.id))) {
         decided[rec.id] = *tiledActions;
         ++tiled;
       }

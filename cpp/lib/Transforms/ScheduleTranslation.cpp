@@ -132,7 +132,8 @@ std::optional<std::vector<Action>> translateTilings(
 std::optional<std::vector<Action>>
 translateRegisterTile(const std::vector<Action> &plain,
                       const std::vector<int64_t> &extents, int64_t elementBits,
-                      const LegalityConfig &legality, int historyLength) {
+                      const LegalityConfig &legality, int historyLength,
+                      int64_t maxRows) {
   if ((extents.size() != 3 && extents.size() != 4) || elementBits <= 0 ||
       legality.vectorRegisterBits <= 0 ||
       llvm::none_of(plain, [](const Action &a) {
@@ -143,6 +144,8 @@ translateRegisterTile(const std::vector<Action> &plain,
   const size_t m = extents.size() - 3, n = m + 1, k = m + 2;
   int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
   int64_t budget = getAccumulatorRegisterBudget(legality);
+  if (maxRows < 1)
+    return std::nullopt;
   auto same = [&](const Action &p,
                   const Sizes &) -> std::optional<std::vector<Sizes>> {
     if (p.sizes.size() != extents.size())
@@ -157,7 +160,9 @@ translateRegisterTile(const std::vector<Action> &plain,
                                                    : 0;
     if (vectors == 0)
       return std::nullopt;
-    int64_t r = getRegisterTileRows(extent[m], vectors, budget);
+    int64_t r = getRegisterTileRows(
+        extent[m], vectors,
+        maxRows >= budget ? budget : std::min(budget, maxRows * vectors));
     int64_t kr = getRegisterTileDepth(plain, k, extent[k],
                                       r * vectors * lanes, legality);
     Sizes tile(extents.size(), 0);
@@ -179,13 +184,15 @@ std::optional<std::vector<Action>>
 translatePackedSchedule(const std::vector<Action> &plain,
                         std::array<int64_t, 3> mnk, int64_t panelWidth,
                         int64_t elementBits, const LegalityConfig &legality,
-                        int historyLength) {
+                        int historyLength, int64_t maxRows) {
   const int64_t NB = panelWidth;
-  if (NB <= 0 || elementBits <= 0 || legality.vectorRegisterBits <= 0)
+  if (maxRows < 1 || NB <= 0 || elementBits <= 0 || legality.vectorRegisterBits <= 0)
     return std::nullopt;
   int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
   int64_t vectorsPerRow = (NB + lanes - 1) / lanes;
   int64_t budget = getAccumulatorRegisterBudget(legality);
+  if (maxRows < budget)
+    budget = std::min(budget, maxRows * vectorsPerRow);
   // A size s of n as panels j = s/NB (i whole) when NB divides it, as
   // j = 1, i = s when it divides NB.
   bool panelsOutside = true;

@@ -510,6 +510,14 @@ ApplyStatus Scheduler::applySchedule(const ExplicitSchedule &schedule,
         *opId = id;
       return ApplyStatus::Illegal;
     }
+    if (!e.choices.empty()) {
+      ApplyStatus s = setChoices(id, e.choices, message);
+      if (s != ApplyStatus::Applied) {
+        if (opId)
+          *opId = id;
+        return s;
+      }
+    }
     auto &list = perOp[id];
     list.insert(list.end(), e.actions.begin(), e.actions.end());
   }
@@ -626,11 +634,63 @@ LogicalResult Scheduler::scheduleOpWithPolicy(int64_t id, PolicyFn policy,
   return success();
 }
 
+ExplicitSchedule withoutChoices(ExplicitSchedule schedule) {
+  std::vector<ExplicitSchedule::Entry> kept;
+  for (ExplicitSchedule::Entry &e : schedule.entries) {
+    e.choices = RuleChoices();
+    if (!e.actions.empty())
+      kept.push_back(std::move(e));
+  }
+  schedule.entries = std::move(kept);
+  return schedule;
+}
+
+ApplyStatus Scheduler::setChoices(int64_t id, const RuleChoices &choices,
+                                  std::string &message) {
+  OpRecord *rec = id >= 0 && id < (int64_t)ops.size() ? &ops[id] : nullptr;
+  if (!rec) {
+    message = getUnknownOpMessage(id);
+    return ApplyStatus::Illegal;
+  }
+  RuleChoiceMask mask;
+  if (choiceMask)
+    mask = choiceMask(id);
+  for (const RuleChoiceInfo &c : kRuleChoices) {
+    if (!choices.isSet(c.kind))
+      continue;
+    const std::vector<int64_t> &legal = mask[static_cast<int>(c.kind)];
+    if (llvm::is_contained(legal, choices.get(c.kind)))
+      continue;
+    message = "op " + std::to_string(id) + " (" + rec->name +
+              "): the rule choice " + c.key + "=" +
+              std::to_string(choices.get(c.kind)) + " is not offered";
+    std::string offered;
+    for (const RuleChoiceInfo &o : kRuleChoices) {
+      const std::vector<int64_t> &values = mask[static_cast<int>(o.kind)];
+      if (values.empty())
+        continue;
+      offered += std::string(offered.empty() ? "" : ", ") + o.key + " in {";
+      for (size_t i = 0; i < values.size(); ++i)
+        offered += (i ? "," : "") + std::to_string(values[i]);
+      offered += "}";
+    }
+    message += offered.empty()
+                   ? " (no rule decides anything for this op under the "
+                     "pipeline's rules)"
+                   : " (this op offers " + offered + ")";
+    return ApplyStatus::Illegal;
+  }
+  rec->choices.merge(choices);
+  return ApplyStatus::Applied;
+}
+
 ExplicitSchedule Scheduler::getSchedule(size_t skipPreludeSteps) const {
   ExplicitSchedule schedule;
   for (int64_t id : getTraversalOrder())
-    if (!ops[id].state.history.empty())
+    if (!ops[id].state.history.empty() || !ops[id].choices.empty()) {
       schedule.entries.push_back({id, ops[id].state.history});
+      schedule.entries.back().choices = ops[id].choices;
+    }
   ArrayRef<PassStep> steps = prelude;
   schedule.prelude =
       formatPassSteps(steps.drop_front(std::min(skipPreludeSteps, steps.size())));
@@ -643,7 +703,7 @@ std::string Scheduler::getScheduleText() const {
 }
 
 std::string Scheduler::getTrace() const {
-  return formatSchedule(getSchedule());
+  return formatSchedule(withoutChoices(getSchedule()));
 }
 
 std::string Scheduler::getTransformScript() const {

@@ -20,10 +20,12 @@ struct Replay {
 /// them does not apply.
 std::unique_ptr<Replay> replay(ModuleOp unit, int64_t rootId,
                                const ActionSpaceConfig &config,
+                               const Rescheduling &rules,
                                ArrayRef<Step> steps) {
   auto r = std::make_unique<Replay>();
   r->module = cast<ModuleOp>(unit->clone());
   r->pipeline = std::make_unique<SchedulePipeline>(*r->module);
+  r->pipeline->setRules(rules);
   r->scheduler = &r->pipeline->getScheduler();
   for (const Step &s : steps) {
     std::string message;
@@ -65,11 +67,44 @@ void keepDiverse(std::vector<Partial> &partials, int k) {
   partials = std::move(kept);
 }
 
-/// The root's actions as text (its recorded history).
+/// The root's actions as text (its recorded history and rule choices).
 std::string rootText(Scheduler &s, int64_t rootId) {
   ExplicitSchedule one;
   one.entries.push_back({std::nullopt, s.getRecord(rootId)->state.history});
+  one.entries.back().choices = s.getRecord(rootId)->choices;
   return formatSchedule(one);
+}
+
+/// The root's rule choices other than the defaults worth a measurement:
+/// each choice's other values (the register tile's rows: none, and half
+/// and a quarter of the default), one choice changed at a time, at most
+/// `limit`.
+std::vector<RuleChoices> getChoiceVariants(const RuleChoiceMask &mask,
+                                           int limit) {
+  std::vector<RuleChoices> out;
+  for (int c = 0; c < kNumRuleChoices && (int)out.size() < limit; ++c) {
+    const std::vector<int64_t> &values = mask[c];
+    if (values.size() < 2)
+      continue;
+    std::vector<int64_t> tried;
+    if (static_cast<RuleChoice>(c) == RuleChoice::RegisterRows) {
+      int64_t top = values.back();
+      for (int64_t v : {int64_t(0), top / 2, top / 4})
+        if (llvm::is_contained(values, v) && v != top &&
+            !llvm::is_contained(tried, v))
+          tried.push_back(v);
+    } else {
+      tried.assign(values.begin(), values.end() - 1);
+    }
+    for (int64_t v : tried) {
+      if ((int)out.size() >= limit)
+        break;
+      RuleChoices one;
+      one.values[c] = v;
+      out.push_back(one);
+    }
+  }
+  return out;
 }
 } // namespace
 
@@ -80,13 +115,18 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
   std::vector<Proposal> out;
   PolicyRunOptions greedy;
   // Completes a replay: the unit's other ops by the policy, greedily.
-  auto complete = [&](Replay &r, double logProb) -> LogicalResult {
+  // `choices`: the root's rule choices (a variant of the greedy schedule's).
+  auto complete = [&](Replay &r, double logProb,
+                      const RuleChoices &choices = {}) -> LogicalResult {
     PolicyStats stats;
     std::mt19937_64 rng(0);
     for (int64_t id : r.scheduler->getTraversalOrder())
       if (failed(r.scheduler->scheduleOpWithPolicy(id, policy, greedy, rng,
                                                    stats, error)))
         return failure();
+    if (!choices.empty() &&
+        r.scheduler->setChoices(rootId, choices, error) != ApplyStatus::Applied)
+      return failure();
     Proposal p;
     p.rootActions = rootText(*r.scheduler, rootId);
     // Measured as it ships: through the rules.
@@ -94,7 +134,9 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
     p.unitSchedule = r.pipeline->getTrace();
     p.logProb = logProb;
     for (const Proposal &q : out)
-      if (q.rootActions == p.rootActions)
+      // A choice that changes nothing is not measured again.
+      if (q.rootActions == p.rootActions ||
+          (!choices.empty() && q.unitSchedule == p.unitSchedule))
         return success();
     out.push_back(std::move(p));
     return success();
@@ -102,13 +144,21 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
 
   // The greedy schedule, as the pass without search would apply it.
   {
-    std::unique_ptr<Replay> r = replay(unit, rootId, config, {});
+    std::unique_ptr<Replay> r = replay(unit, rootId, config, rules, {});
     if (!r || !r->scheduler->getRecord(rootId)) {
       error = "the unit has no op " + std::to_string(rootId);
       return failure();
     }
+    RuleChoiceMask mask = r->pipeline->getRuleChoiceMask(rootId);
     if (failed(complete(*r, 0)))
       return failure();
+    // The greedy decisions under the rules' other choices (up to half the
+    // budget): what the policy does not decide, the search does.
+    for (const RuleChoices &variant : getChoiceVariants(mask, k / 2)) {
+      std::unique_ptr<Replay> v = replay(unit, rootId, config, rules, {});
+      if (v && failed(complete(*v, 0, variant)))
+        return failure();
+    }
   }
 
   // The beam: partial schedules of the root, most likely first.
@@ -122,7 +172,7 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
   for (int depth = 0; depth < maxSteps && !beam.empty(); ++depth) {
     std::vector<Partial> next;
     for (const Partial &p : beam) {
-      std::unique_ptr<Replay> r = replay(unit, rootId, config, p.steps);
+      std::unique_ptr<Replay> r = replay(unit, rootId, config, rules, p.steps);
       if (!r)
         continue;
       Scheduler &s = *r->scheduler;
@@ -161,7 +211,7 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
   for (const Partial &p : finished) {
     if ((int)out.size() >= k)
       break;
-    std::unique_ptr<Replay> r = replay(unit, rootId, config, p.steps);
+    std::unique_ptr<Replay> r = replay(unit, rootId, config, rules, p.steps);
     if (!r)
       continue;
     std::string ignored;
@@ -173,7 +223,7 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
   }
   // NT for the root; the unit's other ops as the policy schedules them.
   std::unique_ptr<Replay> nt = replay(
-      unit, rootId, config,
+      unit, rootId, config, rules,
       {Step{false, -1, Action{ActionKind::NoTransformation, {}}}});
   if (nt && failed(complete(*nt, -INFINITY)))
     return failure();

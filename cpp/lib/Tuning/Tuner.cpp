@@ -29,8 +29,8 @@ int getTuningThreads(const TuningOptions &options) {
              : (int)std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// Applies `actions` (a root's schedule text) to op `id`, recorded as
-/// coming from `source`.
+/// Applies `actions` (a root's schedule text, with its rule choices) to op
+/// `id`, recorded as coming from `source`.
 static LogicalResult applyActions(Scheduler &scheduler, int64_t id,
                                   StringRef actions, std::string &message,
                                   StringRef source) {
@@ -40,10 +40,14 @@ static LogicalResult applyActions(Scheduler &scheduler, int64_t id,
   std::string before = scheduler.getSource();
   scheduler.setSource(source.str());
   auto restore = llvm::make_scope_exit([&] { scheduler.setSource(before); });
-  for (const ExplicitSchedule::Entry &e : parsed->entries)
+  for (const ExplicitSchedule::Entry &e : parsed->entries) {
+    if (!e.choices.empty() &&
+        scheduler.setChoices(id, e.choices, message) != ApplyStatus::Applied)
+      return failure();
     for (const Action &a : e.actions)
       if (scheduler.apply(id, a, message) != ApplyStatus::Applied)
         return failure();
+  }
   return success();
 }
 

@@ -87,6 +87,9 @@ def environment_ir(text: str, decisions: str, seed: int) -> tuple[str, str]:
         outcome = env.step(s.op, s.indices)
         if outcome.status == ApplyStatus.FAILED:  # as the environment does
             env.apply(s.op, Action(ActionKind.NO_TRANSFORMATION))
+    # The rules' choices (decisions=random draws them) as decided.
+    for op, choices in decided.rule_choices.items():
+        env.choose(op, **choices)
     env.apply_rules(decisions=decisions)
     return decided.decisions, env.ir().strip()
 

@@ -112,11 +112,11 @@ def _random_action(m, op: int, rng: random.Random):
 def _with_action(schedule: str, op: int, action) -> str:
     """The schedule text with one more action for op (C++'s grammar)."""
     from mlir_rl.core import format_schedule, parse_schedule
-    entries = parse_schedule(schedule) if schedule else []
+    entries = parse_schedule(schedule, with_choices=True) if schedule else []
     if entries and entries[-1][0] == op:
-        entries[-1] = (op, list(entries[-1][1]) + [action])
+        entries[-1] = (op, list(entries[-1][1]) + [action], entries[-1][2])
     else:
-        entries.append((op, [action]))
+        entries.append((op, [action], {}))
     return format_schedule(entries)
 
 
@@ -153,6 +153,10 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
             if status == ApplyStatus.FAILED:
                 declined += 1
                 m.apply(op, mlir_rl.Action(ActionKind.NO_TRANSFORMATION))
+        # The rules' choices too (mask-legal, C++'s draw), three times in
+        # four; else the rules' defaults.
+        if rng.random() < 0.75:
+            m.draw_rule_choices(rng.getrandbits(63))
         tell({"stage": "rules", "schedule": m.decisions})
         m.apply_rules(decisions="heuristic")
         return {"declined": declined}

@@ -36,9 +36,11 @@ def _uniform(obs: np.ndarray, mask: np.ndarray):
 
 def random_schedule(module: Module, rng: random.Random) -> str:
     """Uniformly random legal decisions until every op is complete (the C++
-    decoder, sampling from uniform logits), after the pipeline's front end:
-    the decisions (the measurer adds the rules, as the pass does)."""
+    decoder, sampling from uniform logits), after the pipeline's front end,
+    and random rule choices: the decisions (the measurer adds the rules, as
+    the pass does)."""
     module.schedule_with(_uniform, sample=True, seed=rng.getrandbits(63), rules=False)
+    module.draw_rule_choices(rng.getrandbits(63))
     return module.decisions
 
 

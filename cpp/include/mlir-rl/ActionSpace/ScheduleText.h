@@ -2,8 +2,10 @@
 //
 //   trace    := ['[' passes ']'] schedule
 //   schedule := entry (';' entry)*
-//   entry    := [INT ':'] action (WS action)*
+//   entry    := [INT ':'] action (WS action)* [choices]
+//              | [INT ':'] choices
 //   action   := MNEMONIC [ '(' INT (',' INT)* ')' ]
+//   choices  := '{' KEY '=' INT (',' KEY '=' INT)* '}'
 //
 // Mnemonics and which kinds take a list come from ActionKinds.def. An entry
 // without an id applies to the first op of the traversal order (the last
@@ -11,6 +13,9 @@
 // formatPassSteps: "a,b{k=v}") ran on the module before its decisions --
 // the front end, and the rules' packing -- and name the ops its entries
 // refer to: replayed on the same input, a trace gives the same IR.
+// An entry's choices (keys from RuleChoices.def) are the rules' for that op,
+// where a decision source made them: the rules stage (stage 3) reads them;
+// applying them changes no IR by itself.
 // Printing: Action::str(), and
 // `<id>: <action> <action>; ...` for a whole schedule.
 //
@@ -37,6 +42,8 @@ struct ExplicitSchedule {
   struct Entry {
     std::optional<int64_t> opId;
     std::vector<Action> actions;
+    /// The rules' choices for the op (none set: the rules' defaults).
+    RuleChoices choices;
   };
   std::vector<Entry> entries;
   /// A trace's passes (between the brackets) and whether it had brackets.
@@ -45,6 +52,15 @@ struct ExplicitSchedule {
 };
 std::optional<ExplicitSchedule> parseSchedule(llvm::StringRef text,
                                               std::string &error);
+
+/// Parses "{key=value,...}" (RuleChoices.def's keys; 0/1 or, for `rt`,
+/// 0 or a power of two). Returns std::nullopt and sets `error` on
+/// malformed text.
+std::optional<RuleChoices> parseRuleChoices(llvm::StringRef text,
+                                            std::string &error);
+
+/// "choices: pack, rt, rule, fuse" from the choice table.
+std::string describeRuleChoices();
 
 /// `<id>: <action> <action>; ...` (an entry without an id prints its
 /// actions alone), after `[<passes>] ` for a trace; parseSchedule's inverse.

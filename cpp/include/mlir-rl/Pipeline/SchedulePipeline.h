@@ -91,6 +91,17 @@ public:
   LogicalResult decide(PolicyFn policy, const PolicyRunOptions &options,
                        PolicyStats &stats, std::string &error);
 
+  /// The rules stage 3 will apply, for the rule choices' masks (default:
+  /// the shipped rules). applyRules takes its rules again.
+  void setRules(const Rescheduling &r) { rules = r; }
+  /// The values each rule choice may take for op `id` (getRuleChoiceMask
+  /// on the module before the decisions, under setRules's rules); none
+  /// where no rule could apply to the module.
+  RuleChoiceMask getRuleChoiceMask(int64_t id);
+  /// Draws every op's rule choices uniformly from its mask (the random
+  /// decision source; `seed` decides).
+  void drawRuleChoices(uint64_t seed);
+
   /// Stage 3: the rules `rules` enables, from the module before the
   /// decisions, each op by its decision translated; the copies of
   /// right-hand sides with no rule by `policy`. Once, after the decisions.
@@ -128,6 +139,9 @@ private:
   size_t frontEndSteps = 0;
   VerifyScope verifyScope;
   bool rulesApplied = false;
+  Rescheduling rules;
+  /// beforeDecisions's linalg ops by id (pre-order), once asked for.
+  std::vector<Operation *> opsBeforeDecisions;
 };
 
 /// Applies `schedule` (a schedule, or a trace: its passes first) to

@@ -158,6 +158,73 @@ struct OpScheduleState {
   }
 };
 
+/// The rules' choices (RuleChoices.def).
+enum class RuleChoice {
+#define RULE_CHOICE(Enum, Key, Name, Doc) Enum,
+#include "mlir-rl/Support/RuleChoices.def"
+};
+
+struct RuleChoiceInfo {
+  RuleChoice kind;
+  const char *key;  // "pack", ... (the schedule grammar)
+  const char *name; // "pack_rhs", ... (Python)
+  const char *doc;
+};
+
+inline constexpr RuleChoiceInfo kRuleChoices[] = {
+#define RULE_CHOICE(Enum, Key, Name, Doc) {RuleChoice::Enum, Key, Name, Doc},
+#include "mlir-rl/Support/RuleChoices.def"
+};
+
+constexpr int kNumRuleChoices =
+    static_cast<int>(sizeof(kRuleChoices) / sizeof(kRuleChoices[0]));
+
+inline const RuleChoiceInfo &getRuleChoiceInfo(RuleChoice c) {
+  return kRuleChoices[static_cast<int>(c)];
+}
+
+/// One op's choices beside its actions; an unset choice (-1) is the rule's
+/// default.
+struct RuleChoices {
+  std::array<int64_t, kNumRuleChoices> values;
+  RuleChoices() { values.fill(-1); }
+
+  bool isSet(RuleChoice c) const { return values[static_cast<int>(c)] >= 0; }
+  int64_t get(RuleChoice c) const { return values[static_cast<int>(c)]; }
+  /// The value, or `otherwise` when unset.
+  int64_t getOr(RuleChoice c, int64_t otherwise) const {
+    return isSet(c) ? get(c) : otherwise;
+  }
+  void set(RuleChoice c, int64_t v) { values[static_cast<int>(c)] = v; }
+  bool empty() const {
+    for (int64_t v : values)
+      if (v >= 0)
+        return false;
+    return true;
+  }
+  /// The set values of `o` replace these.
+  void merge(const RuleChoices &o) {
+    for (int i = 0; i < kNumRuleChoices; ++i)
+      if (o.values[i] >= 0)
+        values[i] = o.values[i];
+  }
+  /// "{pack=0,rt=4}" (the set choices, in the table's order); "" when none.
+  std::string str() const {
+    std::string s;
+    for (int i = 0; i < kNumRuleChoices; ++i)
+      if (values[i] >= 0)
+        s += std::string(s.empty() ? "{" : ",") + kRuleChoices[i].key + "=" +
+             std::to_string(values[i]);
+    return s.empty() ? s : s + "}";
+  }
+  bool operator==(const RuleChoices &o) const { return values == o.values; }
+  bool operator!=(const RuleChoices &o) const { return !(*this == o); }
+};
+
+/// The values each choice may take for one op (empty: the choice is not
+/// offered); the last value listed is the rule's default.
+using RuleChoiceMask = std::array<std::vector<int64_t>, kNumRuleChoices>;
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_SUPPORT_ACTION_H

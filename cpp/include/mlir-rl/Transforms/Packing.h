@@ -103,12 +103,13 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
 /// so that the accumulator stays in registers over the reduction (none
 /// when an earlier tiling split the panel). Nothing when a step has no
 /// packed equivalent (TF, interchange, a size of n that neither divides
-/// nor is divided by NB, too long a schedule).
+/// nor is divided by NB, too long a schedule). `maxRows`: the register
+/// tile's rows at most (the `rt` rule choice; at least 1).
 std::optional<std::vector<Action>>
 translatePackedSchedule(const std::vector<Action> &plain,
                         std::array<int64_t, 3> mnk, int64_t panelWidth,
                         int64_t elementBits, const LegalityConfig &legality,
-                        int historyLength);
+                        int historyLength, int64_t maxRows = INT64_MAX);
 
 /// A plain matmul's schedule (decided on the op of `extents`, (M, N, K)
 /// or a batch matmul's (B, M, N, K): getRegisterTileExtents) with the same
@@ -124,11 +125,14 @@ translatePackedSchedule(const std::vector<Action> &plain,
 /// or puts the reduction outside V's sub-tiles, so that accumulators go to
 /// memory at every step of k. Nothing when the schedule has no V, a step
 /// has no equivalent (TF, interchange), the columns are not a multiple of
-/// a vector, the result would not change anything or would be too long.
+/// a vector, the result would not change anything or would be too long,
+/// or `maxRows` (the register tile's rows at most: the `rt` rule choice)
+/// is 0.
 std::optional<std::vector<Action>>
 translateRegisterTile(const std::vector<Action> &plain,
                       const std::vector<int64_t> &extents, int64_t elementBits,
-                      const LegalityConfig &legality, int historyLength);
+                      const LegalityConfig &legality, int historyLength,
+                      int64_t maxRows = INT64_MAX);
 
 /// A matmul that mlir-rl-pack-rhs packs.
 struct PackCandidate {
@@ -181,6 +185,19 @@ std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout);
 
+struct Rescheduling;
+
+/// The rule choices (RuleChoices.def) `op` offers under `opts`, before any
+/// decision: `pack` where mlir-rl-pack-rhs packs it; `rt` where a register
+/// tile is given (powers of two up to the accumulator budget's rows; 0,
+/// none, only for a matmul that is not packed by default: a packed one's
+/// schedule needs one); `rule` where getCopySchedule has a schedule;
+/// `fuse` for a fill that only initialises its consumer's accumulator.
+/// Each list ends with the rule's default.
+RuleChoiceMask getRuleChoiceMask(linalg::LinalgOp op, const Rescheduling &opts,
+                                 const LegalityConfig &legality,
+                                 const FeatureLayout &layout);
+
 /// What reschedule does after the policy's decisions.
 struct Rescheduling {
   /// Pack right-hand sides (mlir-rl-pack-rhs), non-constant ones for
@@ -198,6 +215,8 @@ struct Rescheduling {
   /// vectorized in the tile), a packed matmul's filled in the panels' shape.
   bool copies = true;
 };
+// (Each op's choices -- OpRecord::choices, set by a decision source within
+// getRuleChoiceMask -- override these defaults for that op.)
 
 /// Whether `root` has a matmul that reschedule would pack or
 /// register-tile (before any decision: a plain matmul is a candidate), or

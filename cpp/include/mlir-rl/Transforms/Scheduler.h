@@ -51,9 +51,15 @@ struct OpRecord {
   OpScheduleState state;
   /// Where each action of state.history came from (Scheduler::setSource).
   std::vector<std::string> sources;
+  /// The rules' choices a decision source made for the op (setChoices).
+  RuleChoices choices;
 };
 
 enum class ApplyStatus { Applied, Illegal, Failed };
+
+/// `schedule` without its entries' rule choices (and the entries that had
+/// nothing else).
+ExplicitSchedule withoutChoices(ExplicitSchedule schedule);
 
 /// A policy: observation and flat masks in, logits of every head out.
 using PolicyFn = llvm::function_ref<LogicalResult(
@@ -156,14 +162,31 @@ public:
                                      std::mt19937_64 &rng, PolicyStats &stats,
                                      std::string &error);
 
+  /// Records choices for the rules (stage 3 of SchedulePipeline) for op
+  /// `id`; the set ones replace earlier ones. Illegal (nothing recorded,
+  /// `message` says why) when a value is not in the op's mask (the
+  /// setChoiceMask callback's; none set: nothing is offered). Changes no IR.
+  ApplyStatus setChoices(int64_t id, const RuleChoices &choices,
+                         std::string &message);
+  /// The values each rule choice may take for op `id` (the pipeline sets
+  /// this: the rules and the module before the decisions decide it).
+  void setChoiceMask(std::function<RuleChoiceMask(int64_t)> mask) {
+    choiceMask = std::move(mask);
+  }
+  RuleChoiceMask getChoiceMask(int64_t id) const {
+    return choiceMask ? choiceMask(id) : RuleChoiceMask();
+  }
+
   /// Everything applied so far, each op's actions in the traversal order,
   /// after the prelude's passes but its first `skipPreludeSteps`.
   ExplicitSchedule getSchedule(size_t skipPreludeSteps = 0) const;
-  /// The textual schedule of everything applied so far ("1: TP(..) V; ...").
+  /// The textual schedule of everything applied so far ("1: TP(..) V; ..."),
+  /// with each op's rule choices: the decisions, as the rules take them.
   std::string getScheduleText() const;
   /// The trace: the schedule after the passes that ran before it (the
   /// prelude), "[passes] 1: TP(..) V; ..."; without a prelude, the
-  /// schedule. Replayed on the module before the prelude (applyTrace),
+  /// schedule; without rule choices (they act through the rules, which a
+  /// trace records as what they did). Replayed on the module before the prelude (applyTrace),
   /// it gives the same IR.
   std::string getTrace() const;
   /// A transform script that replays the applied schedule on the original
@@ -206,6 +229,7 @@ private:
   std::vector<AppliedAction> applied;
   std::vector<PassStep> prelude;
   std::string source = "explicit";
+  std::function<RuleChoiceMask(int64_t)> choiceMask;
   /// id -> the op carrying it. Updated from the ops an action produced;
   /// rebuilt by one walk after a fusion (dead ops erased) or a restore.
   llvm::DenseMap<int64_t, Operation *> opById;

@@ -1,0 +1,153 @@
+"""The rules' choices (RuleChoices.def): what the post-decision rules decide
+for an op -- B packed into panels, the register tile's rows, a copy by rule
+or by its decision, a fill in its consumer's tiles -- offered with a mask,
+written in the schedule grammar after an op's actions (``{pack=0,rt=4}``),
+drawn by random decisions, proposed by the search; unset, each is the rule's
+default. Every schedule here is checked against the unscheduled program."""
+import re
+
+import pytest
+
+import mlir_rl
+from mlir_rl.core import IllegalActionError, Module, ScheduleError, format_schedule, parse_schedule
+from mlir_rl.passes import run_pass
+
+MATMUL = """
+func.func @mm(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<256x1024xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x1024xf32>)
+                     outs(%f : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
+}
+"""
+# The decisions the tests start from (op 1 the matmul, op 0 its fill).
+DECISIONS = "1: TP(32,64,0) T(8,32,8) V; 0: TP(32,64) V"
+
+
+def _outputs(text: str):
+    return Module.parse(text).time(runs=1, warmup=0, threads=1).outputs
+
+
+def _shipped(decisions: str) -> Module:
+    m = Module.parse(MATMUL, "mm")
+    m.apply_decisions(decisions)
+    return m
+
+
+def test_the_masks_offer_what_the_rules_decide_and_end_with_the_default():
+    m = Module.parse(MATMUL, "mm", front_end=True)
+    matmul, fill = m.rule_choice_mask(1), m.rule_choice_mask(0)
+    assert matmul["pack"] == [0, 1]
+    # A packed matmul needs a register tile: rows from 1 (no 0), the budget's last.
+    assert matmul["rt"][0] == 1 and matmul["rt"] == sorted(matmul["rt"])
+    assert "rule" not in matmul and "fuse" not in matmul
+    assert fill == {"rule": [0, 1], "fuse": [0, 1]}
+    # Rules off: nothing to choose.
+    off = Module.parse(MATMUL, "mm")
+    off.run_front_end(pack_rhs=False, register_tiles=False, copies_by_rule=False)
+    assert off.rule_choice_mask(1) == {} and off.rule_choice_mask(0) == {}
+
+
+def test_each_choice_changes_what_ships_and_the_outputs_stay_equal():
+    reference = _outputs(MATMUL)
+    default = _shipped(DECISIONS)
+    assert default.schedule.startswith("[mlir-rl-pack-rhs")
+    seen = {default.ir()}
+    for choices, check in [
+            ("{pack=0}", lambda s: "mlir-rl-pack-rhs" not in s),
+            ("{pack=0,rt=2}", lambda s: re.search(r"T\(2,0,8\) V", s)),
+            ("{rt=2}", lambda s: "mlir-rl-pack-rhs" in s and re.search(r"T\(2,0,0,8\) V", s))]:
+        m = _shipped(DECISIONS.replace("V;", f"V {choices};", 1))
+        assert check(m.schedule), (choices, m.schedule)
+        assert m.ir() not in seen, choices
+        seen.add(m.ir())
+        assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0], choices
+    # The fill apart (fuse=0): the matmul's TP stays a TP.
+    apart = _shipped(DECISIONS + " {fuse=0}")
+    assert re.search(r"\b2: TP\(", apart.schedule) and not re.search(r"\b2: TF\(", apart.schedule)
+    assert re.search(r"\b2: TF\(", default.schedule)
+    assert mlir_rl.outputs_match(_outputs(apart.ir()), reference)[0]
+
+
+def test_a_choice_the_op_does_not_offer_is_refused_with_what_it_offers():
+    m = Module.parse(MATMUL, "mm", front_end=True)
+    with pytest.raises(IllegalActionError, match=r"pack=0 is not offered.*rule in \{0,1\}"):
+        m.apply_schedule("0: V {pack=0}")
+    with pytest.raises(IllegalActionError, match="rt=0 is not offered"):
+        m.choose(1, rt=0)
+    m.choose(1, pack=0, rt=4)
+    assert m.rule_choices == {1: {"pack": 0, "rt": 4}}
+    assert m.decisions == "1: {pack=0,rt=4}"
+
+
+@pytest.mark.parametrize("text, error", [
+    ("1: V {pak=0}", "unknown rule choice 'pak'"),
+    ("1: V {pack=2}", "out of range"),
+    ("1: V {rt=3}", "out of range"),
+    ("1: V {pack=0,pack=1}", "given twice"),
+    ("1: V {pack=0} T(8,8)", "must be braced"),
+    ("1: V {}", "empty"),
+])
+def test_malformed_choices_are_diagnosed(text, error):
+    with pytest.raises(ScheduleError, match=re.escape(error)):
+        parse_schedule(text, with_choices=True)
+
+
+def test_the_grammar_round_trips_and_never_drops_choices():
+    text = "1: TP(32,64,0) V {pack=0,rt=4}; 0: {rule=0}"
+    entries = parse_schedule(text, with_choices=True)
+    assert entries[1] == (0, [], {"rule": 0})
+    assert format_schedule(entries) == text
+    with pytest.raises(ScheduleError, match="with_choices=True"):
+        parse_schedule(text)
+
+
+def test_traces_hold_what_the_rules_did_not_the_choices():
+    """A trace replays to the same IR: the choices acted through the rules,
+    which the trace records (the packing left out, the register tile)."""
+    m = _shipped(DECISIONS.replace("V;", "V {pack=0,rt=2};", 1))
+    assert "{" not in m.schedule.split("]")[-1]
+    again = Module.parse(MATMUL, "mm")
+    again.apply_schedule(m.schedule)
+    assert again.ir() == m.ir()
+
+
+def test_random_decisions_draw_choices_in_the_pass_and_in_process_alike(monkeypatch):
+    # The pass (a subprocess) decides with this process's register file.
+    legality = mlir_rl.legality()
+    monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS",
+                       f"{legality['vector_registers']}x{legality['vector_register_bits']}")
+    drawn = []
+    for seed in range(6):
+        d = Module.parse(MATMUL, "mm")
+        d.schedule_with_policy(decisions="random", seed=seed, rules=False)
+        drawn.append(d.rule_choices)
+        api = Module.parse(MATMUL, "mm")
+        api.schedule_with_policy(decisions="random", seed=seed)
+        shipped = run_pass(MATMUL, name="mm", extra=["decisions=random", f"seed={seed}"])
+        assert api.ir().strip() == shipped.ir.strip(), seed
+    assert all(d for d in drawn)
+    assert len({str(d) for d in drawn}) > 1
+
+
+def test_the_search_measures_the_rules_choices(tmp_path):
+    """search=K proposes the greedy decisions under the rules' other choices
+    (here B left plain, a smaller register tile) beside the policy's beam:
+    the database holds their measurements, and the result computes what
+    the unscheduled program does."""
+    import sqlite3
+
+    from mlir_rl.tuning import tune
+    db = tmp_path / "tuning.sqlite"
+    result = tune(MATMUL, search=4, db=str(db), threads=1, name="mm")
+    assert result.searched >= 1, result.lines
+    with sqlite3.connect(db) as c:
+        measured = [s for (s,) in c.execute("SELECT schedule FROM measurements")]
+    matmul = [s for s in measured if s.count("T(") >= 2]
+    packed = [s for s in matmul if "mlir-rl-pack-rhs" in s]
+    assert packed and len(packed) < len(matmul), measured
+    assert len({re.search(r"T\((\d+),0,0,\d+\) V", s) and
+                re.search(r"T\((\d+),0,0,\d+\) V", s).group(1) for s in packed}) >= 2, packed
+    assert mlir_rl.outputs_match(_outputs(result.ir), _outputs(MATMUL))[0]
