@@ -126,3 +126,26 @@ def test_fresh_suite_peer_code_agrees_and_its_shapes_are_in_no_other_suite():
     # Timed by the suite itself (seconds unscheduled).
     _assert_peer_code_computes_the_kernels(
         fresh, skip=("matmul_", "conv_nchw_s2", "conv_nhwc_512", "lqcd"))
+
+
+def test_random_suite_is_a_fresh_draw_per_seed_with_peer_code_that_agrees():
+    """`bench --suite random --suite-seed S`: the same kernels for a seed,
+    others for another; every kernel parses; each peer computes what the
+    kernel computes (on small draws of the same generator)."""
+    from mlir_rl.core import Module
+    a, again, b = peers.random_suite(1000), peers.random_suite(1000), peers.random_suite(1001)
+    assert [k.text for k in a] == [k.text for k in again]
+    assert {k.text for k in a} != {k.text for k in b}
+    assert len({k.name for k in a}) == len(a) == 12
+    for k in a + b:
+        Module.parse(k.text, k.name)
+    assert [k.name for k in peers.get_suite("random:1001")] == [k.name for k in b]
+    with pytest.raises(ValueError, match="integer"):
+        peers.get_suite("random:x")
+    assert 1000 in peers.RESERVED_SEEDS and 999 not in peers.RESERVED_SEEDS
+    kinds = set()
+    for seed in range(3):
+        small = peers.random_suite(seed, count=8, max_flops=3e7)
+        kinds |= {k.name.split("_")[0] for k in small}
+        _assert_peer_code_computes_the_kernels(small)
+    assert len(kinds) >= 6, kinds

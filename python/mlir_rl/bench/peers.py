@@ -282,6 +282,140 @@ def fresh_suite() -> list[PeerKernel]:
     return out
 
 
+# Seeds of the random suite that training data never uses: evaluation only
+# (documented in docs/learning.md). A seed below 1000 is free for training.
+RESERVED_SEEDS = range(1000, 1_000_000)
+
+
+def _reduce_sum(m: int, n: int, axis: int) -> str:
+    """A sum over one axis of an m x n tensor (a generic, as imported)."""
+    out = [n] if axis == 0 else [m]
+    t, r = f"tensor<{m}x{n}xf32>", f"tensor<{out[0]}xf32>"
+    keep = "d1" if axis == 0 else "d0"
+    iterators = '"reduction", "parallel"' if axis == 0 else '"parallel", "reduction"'
+    return (f"func.func @main(%x: {t}) -> {r} {{\n"
+            f"  %z = arith.constant 0.0 : f32\n"
+            f"  %e = tensor.empty() : {r}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {r}) -> {r}\n"
+            f"  %s = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, "
+            f"affine_map<(d0, d1) -> ({keep})>], iterator_types = "
+            f"[{iterators}]}}"
+            f" ins(%x : {t}) outs(%f : {r}) {{\n"
+            f"  ^bb0(%a: f32, %acc: f32):\n    %y = arith.addf %a, %acc : f32\n"
+            f"    linalg.yield %y : f32\n  }} -> {r}\n"
+            f"  return %s : {r}\n}}\n")
+
+
+def random_suite(seed: int, count: int = 12, max_flops: float = 2e9) -> list[PeerKernel]:
+    """``count`` kernels drawn from ``seed``: the op kinds, shapes and chains
+    of imported networks -- matmuls with odd and thin shapes (batch-1 and
+    token-count rows, 197 and 1000 wide), batch matmuls with a fill (not
+    yet without: a kernel that accumulates into its argument writes it in
+    place, and the harness's inputs change under it), linear + GELU,
+    NCHW/NHWC convolutions (3x3 and 1x1, stride 1 and 2), depthwise
+    convolutions, max poolings, softmax and layer norm over rows of 64 to
+    8,192, elementwise adds and ReLUs, sums over either axis -- each under
+    about 2 GFLOP (``max_flops``) and 64 MB, with the peers' code. A fresh draw per seed, so
+    that any seed can be the set nobody tuned to; seeds in
+    ``RESERVED_SEEDS`` are for evaluation only (training never draws them)."""
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+    rng = random.Random(seed)
+    channels = [16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512]
+    spatial = [7, 14, 28, 56, 112]
+    rows = [1, 2, 4, 16, 49, 64, 128, 196, 197, 256, 384, 512, 1024, 2048]
+    widths = [64, 128, 256, 384, 512, 768, 1000, 1024, 1280, 2048, 3072]
+    mm = _MATMUL
+
+    def matmul():
+        m, n, k = rng.choice(rows), rng.choice(widths), rng.choice(widths)
+        return f"matmul_{m}x{n}x{k}", K.matmul(m, n, k), mm, 2 * m * n * k, 4 * (m * k + k * n + m * n)
+
+    def bmm():
+        b, m = rng.choice([4, 8, 12, 16]), rng.choice([64, 128, 196, 197, 256])
+        n, k = rng.choice([64, 128, 196, 256]), rng.choice([32, 64, 128])
+        if rng.random() < 0.5:
+            n, k = k, n
+        flops, nbytes = 2 * b * m * n * k, 4 * b * (m * k + k * n + m * n)
+        return (f"bmm_{b}x{m}x{n}x{k}", K.batch_matmul(b, m, n, k), (torch.bmm, np.matmul),
+                flops, nbytes)
+
+    def linear_gelu():
+        m, n, k = rng.choice(rows), rng.choice(widths), rng.choice(widths)
+        return (f"linear_gelu_{m}x{n}x{k}", K.linear_gelu(m, n, k),
+                (lambda a, b, bias: F.gelu(a @ b + bias, approximate="tanh"), None),
+                2 * m * n * k, 4 * (m * k + k * n + m * n))
+
+    def conv():
+        c, f = rng.choice(channels), rng.choice(channels)
+        size, kk = rng.choice(spatial[:4]), rng.choice([1, 3, 3])
+        stride = rng.choice([1, 1, 2]) if kk == 3 else 1
+        h = (size - 1) * stride + kk
+        flops = 2 * size * size * f * c * kk * kk
+        if rng.random() < 0.5:
+            return (f"conv_nchw_{c}x{h}_{f}_k{kk}s{stride}", K.conv2d_nchw(1, c, h, h, f, kk, kk, stride),
+                    (lambda i, w, s=stride: F.conv2d(i, w, stride=s), None), flops, 4 * (c * h * h + f * size * size))
+        return (f"conv_nhwc_{c}x{h}_{f}_k{kk}s{stride}", K.conv2d_nhwc(1, h, h, c, kk, kk, f, stride),
+                (lambda i, w, s=stride: _conv_nhwc(i, w, s), None), flops, 4 * (c * h * h + f * size * size))
+
+    def depthwise():
+        c, size, stride = rng.choice(channels), rng.choice(spatial), rng.choice([1, 2])
+        h = (size - 1) * stride + 3
+        return (f"depthwise_nhwc_{c}x{h}_s{stride}", K.depthwise_conv2d_nhwc(1, h, h, c, 3, 3, stride),
+                (lambda i, w, s=stride: _dw_nhwc(i, w, s), None), 18 * size * size * c, 8 * c * h * h)
+
+    def pool():
+        c, size = rng.choice(channels), rng.choice(spatial)
+        kk, stride = rng.choice([(2, 2), (3, 2), (3, 1)])
+        h = (size - 1) * stride + kk
+        if rng.random() < 0.5:
+            return (f"maxpool_nchw_{c}x{h}_k{kk}s{stride}", K.maxpool_nchw(1, c, h, h, kk, stride),
+                    (lambda i, k=kk, s=stride: F.max_pool2d(i, k, s), None), kk * kk * size * size * c, 8 * c * h * h)
+        return (f"maxpool_nhwc_{c}x{h}_k{kk}s{stride}", K.maxpool_nhwc(1, h, h, c, kk, stride),
+                (lambda i, k=kk, s=stride: F.max_pool2d(i.permute(0, 3, 1, 2), k, s).permute(0, 2, 3, 1), None),
+                kk * kk * size * size * c, 8 * c * h * h)
+
+    def softmax():
+        n = rng.choice([64, 128, 256, 512, 1024, 2048, 4096, 8192])
+        m = max(1, rng.choice([1 << 18, 1 << 19, 1 << 20]) // n)
+        return (f"softmax_{m}x{n}", K.softmax_rows(m, n), (lambda x: torch.softmax(x, -1), None),
+                5 * m * n, 8 * m * n)
+
+    def layer_norm():
+        m, n = rng.choice([49, 128, 196, 197, 256, 512]), rng.choice([256, 384, 512, 768, 1024])
+        return (f"layer_norm_{m}x{n}", K.layer_norm(m, n),
+                (lambda x, g, b: F.layer_norm(x, x.shape[-1:], g, b, eps=1e-5), None), 8 * m * n, 8 * m * n)
+
+    def elementwise():
+        shape = [1, rng.choice(channels), *([rng.choice(spatial[1:])] * 2)]
+        name = "x".join(map(str, shape))
+        n = shape[1] * shape[2] * shape[3]
+        if rng.random() < 0.5:
+            return f"add_{name}", K.add(shape), (lambda x, y: x + y, lambda x, y: x + y), n, 12 * n
+        return f"relu_{name}", K.relu(shape), (torch.relu, lambda x: np.maximum(x, 0)), n, 8 * n
+
+    def reduction():
+        m, n, axis = rng.choice([64, 256, 1024, 4096]), rng.choice([64, 256, 1024, 4096]), rng.choice([0, 1])
+        return (f"sum_axis{axis}_{m}x{n}", _reduce_sum(m, n, axis),
+                (lambda x, a=axis: x.sum(a), lambda x, a=axis: x.sum(a)), m * n, 4 * m * n)
+
+    kinds = [(matmul, 3), (bmm, 1.5), (linear_gelu, 1), (conv, 2.5), (depthwise, 1), (pool, 1),
+             (softmax, 1.5), (layer_norm, 1), (elementwise, 1), (reduction, 1)]
+    out: list[PeerKernel] = []
+    names: set[str] = set()
+    while len(out) < count:
+        make = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
+        name, text, (torch_fn, numpy_fn), flops, nbytes = make()
+        if flops > max_flops or nbytes > 64 << 20 or name in names:
+            continue
+        names.add(name)
+        out.append(PeerKernel(f"{name}", text, torch_fn, numpy_fn))
+    return out
+
+
 # Suites that run mlir-rl-prepare before the pass (none: the pass's own front
 # end is the same; --prepare still does). The unscheduled baseline is always
 # the input as it is.
@@ -289,7 +423,22 @@ PREPARED_SUITES: tuple[str, ...] = ()
 
 SUITES = {"ops": operator_suite, "smoke": smoke_suite, "models": models_suite,
           "lqcd": lqcd_suite, "unseen": unseen_suite, "odd": odd_suite,
-          "shapes": shapes_suite, "fresh": fresh_suite}
+          "shapes": shapes_suite, "fresh": fresh_suite,
+          "random": lambda: random_suite(RESERVED_SEEDS[0])}
+
+
+def get_suite(name: str) -> list[PeerKernel]:
+    """The kernels of suite ``name``: one of SUITES, or ``random:S``, the
+    random suite drawn from seed S."""
+    if name.startswith("random:"):
+        try:
+            seed = int(name.split(":", 1)[1])
+        except ValueError:
+            raise ValueError(f"the random suite's seed must be an integer: {name!r}") from None
+        return random_suite(seed)
+    if name not in SUITES:
+        raise ValueError(f"no suite {name!r}; available: {', '.join(SUITES)}")
+    return SUITES[name]()
 
 
 @dataclass
@@ -384,7 +533,7 @@ def _run_peers(suite_name: str, name: str, inputs: list, ref, compare, runs: int
     """Time the peers on one kernel (in the peer process)."""
     import torch
     torch.set_num_threads(threads)
-    k = next(k for k in SUITES[suite_name]() if k.name == name)
+    k = next(k for k in get_suite(suite_name) if k.name == name)
     tin = [torch.from_numpy(x) for x in inputs]
     figures = {}
     for c in compare:
@@ -504,7 +653,7 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     if unknown:
         raise ValueError(f"unknown decision sources {unknown}; valid: "
                          f"{', '.join(DECISION_SOURCES)}")
-    suite = SUITES[suite_name]()
+    suite = get_suite(suite_name)
     if only:
         unknown = set(only) - {k.name for k in suite}
         if unknown:

@@ -116,7 +116,8 @@ class BenchCommand:
 
     file: Optional[str] = option(None, help="MLIR file", flags=("file",))
     schedule: Optional[str] = option(None, help=SCHEDULE_HELP + " Without it: the policy (--model).")
-    suite: Optional[str] = option(None, help="run a suite (ops, unseen, fresh, odd, shapes, models, lqcd): the unscheduled "
+    suite: Optional[str] = option(None, help="run a suite (ops, unseen, fresh, odd, shapes, models, lqcd; random: "
+                                  "a fresh draw per --suite-seed): the unscheduled "
                                   "program, mlir-rl (the pass with the policy) and the --compare peers; "
                                   "torch-compile: whole models through torch.compile(backend="
                                   "'mlir_rl') vs eager and inductor")
@@ -145,6 +146,9 @@ class BenchCommand:
     tuning_db: str = option("", help="--suite with --search: the tuning database to use "
                                      "and fill")
     kernels: str = option("", help="--suite: only these kernels (comma-separated names)")
+    suite_seed: int = option(1000, help="--suite random: the seed its kernels are drawn from "
+                                        "(seeds from 1000 up are reserved for evaluation: "
+                                        "training data never draws them)")
     min_time: float = option(0.2, help="--suite: seconds of timed calls per contender at least: "
                                        "a short kernel gets more than --runs calls (at most "
                                        "100x), the same for every contender")
@@ -180,12 +184,13 @@ def cmd_bench(c: BenchCommand) -> int:
         if c.suite not in peers.SUITES or c.suite == "smoke":
             raise ValueError(f"no suite {c.suite!r}; available: "
                              f"{', '.join(s for s in peers.SUITES if s != 'smoke')}")
+        suite_name = f"random:{c.suite_seed}" if c.suite == "random" else c.suite
         compare = tuple(x for x in c.compare.split(",") if x)
         bad = [x for x in compare if x not in peers.COMPARATORS]
         if bad:
             raise ValueError(f"unknown comparators {bad}; valid: {', '.join(peers.COMPARATORS)}")
         report = peers.run_suite(compare, model=c.model, runs=c.runs, warmup=c.warmup,
-                                 threads=c.threads, suite_name=c.suite, prepare=c.prepare,
+                                 threads=c.threads, suite_name=suite_name, prepare=c.prepare,
                                  search=c.search, tuning_db=c.tuning_db,
                                  only=tuple(k for k in c.kernels.split(",") if k),
                                  min_time=c.min_time, command=_command_line(),
