@@ -438,3 +438,31 @@ def test_fuzz_command_writes_a_report(mlir_rl_cli, tmp_path):
         assert report["by_source"].get(source, 0) >= 1, source
     assert report["command"].startswith("mlir-rl fuzz --programs 3")
     assert report["layout_hash"] == mlir_rl.layout().hash
+
+
+@pytest.mark.parametrize("name, trace", [
+    # The front end's cse tied the transpose's init to its producer's:
+    # upstream's fusion wrote the producer's tiles into the forall's output
+    # (wrong output).
+    ("tied-empty-transpose",
+     "[mlir-rl-fuse-elementwise,canonicalize,cse] 3: TF(1,2) T(1,2) V; 2: TP(2,1) I(0,1) V; "
+     "1: TF(1,0) V; 0: V"),
+    # A producer used outside the forall before it: its copy for that use was
+    # put before the forall, after the use (IR that does not verify).
+    ("producer-used-before-forall",
+     "[mlir-rl-fuse-elementwise,canonicalize,cse] 3: TF(2) NT; 2: NT; 1: V; 0: V"),
+    ("two-results-collapse",
+     "[mlir-rl-fuse-elementwise,canonicalize,cse] 1: TF(0,4) I(1,0) T(4,1) V; 0: V"),
+])
+def test_fusion_into_a_forall_with_tied_inits_and_early_uses(name, trace):
+    """Found by a 30-minute fuzz run (2026-11-28, seed 4242): tiled fusion
+    after the front end's cse gave wrong output or IR that does not verify."""
+    text = (DATA / "fuzz" / f"{name}.mlir").read_text()
+    m = mlir_rl.Module.parse(text)
+    m.apply_schedule(trace)
+    ok, messages = m.verify()
+    assert ok, messages
+    reference = mlir_rl.Module.parse(text).time(runs=1, warmup=0, threads=2).outputs
+    got = mlir_rl.Module.parse(m.ir()).time(runs=1, warmup=0, threads=2).outputs
+    ok, err = mlir_rl.outputs_match(got, reference)
+    assert ok, err

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
@@ -359,6 +360,21 @@ LogicalResult Scheduler::fuse(Operation *root, Operation *producer,
     error = "internal error: the tiled op is not in an scf.forall";
     return failure();
   }
+  // A shared output of the forall that is a tensor.empty used elsewhere too
+  // (cse ties equal tensor.empty ops together: the front end's
+  // fuse-elementwise stage runs it) gets one of its own first. Upstream's
+  // fusion writes a producer whose destination (or its fill's) is that same
+  // value into the forall's output: the tiles of a transposed consumer
+  // were overwritten by the next iteration's producer tile (wrong output),
+  // or the producer was moved past a use outside (IR that does not
+  // verify). Found by the fuzzer, 2026-11-28.
+  for (OpOperand &out : forall.getOutputsMutable()) {
+    auto empty = out.get().getDefiningOp<tensor::EmptyOp>();
+    if (!empty || empty->hasOneUse())
+      continue;
+    OpBuilder b(forall);
+    out.set(b.clone(*empty)->getResult(0));
+  }
   if (getFusionShape(producer, forall) == FusionShape::Other) {
     // fuse_into_containing_op gives the producer's uses after the forall a
     // new forall result holding the tiles computed inside, which is wrong
@@ -369,7 +385,10 @@ LogicalResult Scheduler::fuse(Operation *root, Operation *producer,
       if (forall->isAncestor(use.getOwner()))
         continue;
       if (!copy) {
-        OpBuilder b(forall);
+        // Right after the producer: a use outside may come before the
+        // forall (which stands where the consumer stood).
+        OpBuilder b(producer->getContext());
+        b.setInsertionPointAfter(producer);
         copy = b.clone(*producer);
       }
       use.set(copy->getResult(cast<OpResult>(use.get()).getResultNumber()));

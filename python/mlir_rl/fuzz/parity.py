@@ -4,7 +4,9 @@
   (the module after the front end, the decisions taken one step at a time as
   ``LinalgScheduleEnv.step`` takes them, then the rules) equals, byte for
   byte, what ``linalg-rl-schedule`` in stock ``mlir-opt`` emits for the same
-  decisions (``decisions=random seed=S``, or the policy, or the heuristic).
+  decisions (``decisions=random seed=S``, or the policy, or the heuristic);
+  random decisions draw the rules' choices too (``{pack=0,rt=4}``), which
+  the environment records with ``Module.choose`` before its rules.
 * **Replay**: the schedule the API prints (``Module.schedule``, a trace),
   handed back to ``Module.apply_schedule`` on the same input, gives the same
   IR; the pass's ``schedule=`` takes the same text (test/replay.mlir).
