@@ -101,6 +101,19 @@ StepIndices unflattenIndices(const std::vector<int> &flat) {
   return s;
 }
 
+/// (key, value) pairs as RuleChoices; the grammar's own parser checks keys
+/// and values. None set for no pairs; nothing, with `error`, when malformed.
+std::optional<RuleChoices>
+toRuleChoices(const std::vector<std::pair<std::string, int64_t>> &pairs,
+              std::string &error) {
+  std::string text;
+  for (const auto &[key, value] : pairs)
+    text += (text.empty() ? "{" : ",") + key + "=" + std::to_string(value);
+  if (text.empty())
+    return RuleChoices();
+  return parseRuleChoices(text + "}", error);
+}
+
 OwningOpRef<ModuleOp> cloneWithoutTags(ModuleOp module) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   copy->walk([](Operation *op) { op->removeAttr(kOpIdAttrName); });
@@ -581,15 +594,11 @@ Program::getRuleChoiceMask(int64_t id) {
 StepStatus Program::setRuleChoices(
     int64_t id, const std::vector<std::pair<std::string, int64_t>> &choices,
     std::string &message) {
-  // The grammar's own parser checks keys and values.
-  std::string text;
-  for (const auto &[key, value] : choices)
-    text += (text.empty() ? "{" : ",") + key + "=" + std::to_string(value);
-  if (text.empty())
-    return StepStatus::Applied;
-  std::optional<RuleChoices> parsed = parseRuleChoices(text + "}", message);
+  std::optional<RuleChoices> parsed = toRuleChoices(choices, message);
   if (!parsed)
     return StepStatus::Illegal;
+  if (parsed->empty())
+    return StepStatus::Applied;
   return (StepStatus)impl->sched().setChoices(id, *parsed, message);
 }
 
@@ -768,12 +777,7 @@ bool formatScheduleText(const std::vector<ScheduleEntryText> &entries,
   ExplicitSchedule s;
   for (const auto &[id, actions, choices] : entries) {
     s.entries.push_back({id, actions});
-    std::string text;
-    for (const auto &[key, value] : choices)
-      text += (text.empty() ? "{" : ",") + key + "=" + std::to_string(value);
-    if (text.empty())
-      continue;
-    std::optional<RuleChoices> parsed = parseRuleChoices(text + "}", error);
+    std::optional<RuleChoices> parsed = toRuleChoices(choices, error);
     if (!parsed)
       return false;
     s.entries.back().choices = *parsed;

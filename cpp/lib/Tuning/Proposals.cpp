@@ -124,9 +124,10 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
       if (failed(r.scheduler->scheduleOpWithPolicy(id, policy, greedy, rng,
                                                    stats, error)))
         return failure();
-    if (!choices.empty() &&
-        r.scheduler->setChoices(rootId, choices, error) != ApplyStatus::Applied)
-      return failure();
+    std::string refused;
+    if (!choices.empty() && r.scheduler->setChoices(rootId, choices, refused) !=
+                                ApplyStatus::Applied)
+      return success(); // not offered after all: no candidate
     Proposal p;
     p.rootActions = rootText(*r.scheduler, rootId);
     // Measured as it ships: through the rules.
