@@ -75,7 +75,7 @@ std::string formatPassSteps(ArrayRef<PassStep> steps) {
 /// The passes a trace's prelude may name.
 static const std::set<std::string> &getTraceablePasses() {
   static const std::set<std::string> names = [] {
-    std::set<std::string> out{"mlir-rl-pack-rhs"};
+    std::set<std::string> out{"mlir-rl-pack-rhs", "mlir-rl-untie-empties"};
     for (const FrontEndStage &stage : getFrontEndStages())
       for (const PassStep &step : stage.steps)
         out.insert(step.name);

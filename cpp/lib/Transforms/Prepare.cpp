@@ -27,6 +27,7 @@
 namespace mlir::rl {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
 #define GEN_PASS_DEF_UNTIEINITS
+#define GEN_PASS_DEF_UNTIEEMPTIES
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
 
@@ -280,4 +281,32 @@ struct UntieInitsPass
   }
 };
 
+struct UntieEmptiesPass
+    : public mlir::rl::impl::UntieEmptiesBase<UntieEmptiesPass> {
+  void runOnOperation() override {
+    mlir::rl::untieEmptyInits(getOperation());
+  }
+};
+
 } // namespace
+
+bool mlir::rl::untieEmptyInits(Operation *root) {
+  SmallVector<OpOperand *> inits;
+  root->walk([&](linalg::LinalgOp op) {
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (init.get().getDefiningOp<tensor::EmptyOp>())
+        inits.push_back(&init);
+  });
+  bool changed = false;
+  OpBuilder builder(root->getContext());
+  for (OpOperand *init : inits) {
+    Value value = init->get();
+    // The last user keeps the original.
+    if (value.hasOneUse())
+      continue;
+    builder.setInsertionPoint(init->getOwner());
+    init->set(builder.clone(*value.getDefiningOp())->getResult(0));
+    changed = true;
+  }
+  return changed;
+}

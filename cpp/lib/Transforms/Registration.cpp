@@ -36,6 +36,7 @@ void registerTransformsPassesAndPipelines() {
     registerStripTransformIR();
     registerUnrollWindows();
     registerUntieInits();
+    registerUntieEmpties();
     PassPipelineRegistration<>(
         "mlir-rl-lower",
         "Lower scheduled linalg-on-tensors code to the LLVM dialect with "

@@ -110,7 +110,11 @@ static std::unique_ptr<Scheduler> applyRescheduling(
   });
   auto scheduler =
       std::make_unique<Scheduler>(unscheduled, config, verifyScope);
+  // The module here is the one before the decisions: its own untie (at
+  // the first transformation below) comes after the packing.
   std::vector<PassStep> prelude = plain.getPrelude();
+  if (plain.untiedEmpties())
+    prelude.pop_back();
   if (!candidates.empty())
     prelude.push_back(getPackRhsStep(
         opts.minRowsToCopy, withRules,

@@ -4,6 +4,7 @@
 #include "mlir-rl/Analysis/OpAnalysis.h"
 #include "mlir-rl/Analysis/Preconditions.h"
 #include "mlir-rl/Transforms/Fusion.h"
+#include "mlir-rl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -367,7 +368,9 @@ LogicalResult Scheduler::fuse(Operation *root, Operation *producer,
   // value into the forall's output: the tiles of a transposed consumer
   // were overwritten by the next iteration's producer tile (wrong output),
   // or the producer was moved past a use outside (IR that does not
-  // verify). Found by the fuzzer, 2026-11-28.
+  // verify). Found by the fuzzer, 2026-11-28. apply() unties them before
+  // the first transformation (mlir-rl-untie-empties, which a dumped script
+  // replays); this stays for a tie made since.
   for (OpOperand &out : forall.getOutputsMutable()) {
     auto empty = out.get().getDefiningOp<tensor::EmptyOp>();
     if (!empty || empty->hasOneUse())
@@ -459,6 +462,18 @@ ApplyStatus Scheduler::apply(int64_t id, const Action &action,
       action.kind == ActionKind::Vectorization && needsDecomposition(op);
   if (action.kind == ActionKind::Vectorization)
     step.registerTile = getRegisterTile(op, config.legality);
+  // Before the first transformation, each linalg init its own
+  // tensor.empty (cse ties equal ones; tiled fusion would write a
+  // producer into a forall's output), named in the prelude so that a trace
+  // and a dumped script replay it. Not at construction: inspecting a
+  // module (its ops, masks, features) leaves it as it was, and a front end
+  // may still run (SchedulePipeline::restart).
+  if (applied.empty() && !untied && untieEmptyInits(module)) {
+    PassStep untie;
+    untie.name = "mlir-rl-untie-empties";
+    prelude.push_back(untie);
+    untied = true;
+  }
   std::string error;
   if (failed(transform(op, step, error))) {
     message = prefix + action.str() +

@@ -35,6 +35,15 @@ void registerTransformsPassesAndPipelines();
 /// (lowerToLLVM, getPassManagerRunner).
 void registerTransformsAndUpstreamPassesOnce();
 
+/// Gives every linalg op whose init is a tensor.empty used elsewhere too a
+/// tensor.empty of its own (cse ties equal ones together); returns whether
+/// it changed anything. Tiled fusion needs it: upstream's
+/// fuse_into_containing_op, and the in-process fusion that mirrors it,
+/// write a producer whose destination is a forall's shared output into
+/// that output. The pass mlir-rl-untie-empties; SchedulePipeline runs it
+/// before the first decision.
+bool untieEmptyInits(Operation *root);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_TRANSFORMS_PASSES_H

@@ -405,6 +405,22 @@ def UntieInits : Pass<"mlir-rl-untie-inits"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def UntieEmpties : Pass<"mlir-rl-untie-empties"> {
+  let summary = "Give each linalg op whose init is a shared tensor.empty its own";
+  let description = [{
+    CSE merges equal `tensor.empty` ops, so that two linalg ops write
+    into the same empty tensor. Tiled fusion of a producer into a forall
+    whose shared output is that tensor (upstream's
+    `transform.structured.fuse_into_containing_op` among them) then writes
+    the producer's tiles into the forall's output. This pass clones the
+    `tensor.empty` for every linalg op that has it as an init but the
+    last. `linalg-rl-schedule` runs it before its decisions where it
+    changes something (the schedule's prelude then names it), whatever
+    its front end.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
   let summary = "Rewrite 2-D convolutions as an im2col copy and a matmul";
   let description = [{

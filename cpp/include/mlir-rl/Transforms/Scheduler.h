@@ -196,6 +196,11 @@ public:
   /// the transform script replays first.
   void setPrelude(std::vector<PassStep> steps) { prelude = std::move(steps); }
   const std::vector<PassStep> &getPrelude() const { return prelude; }
+  /// Whether the last step of the prelude is the mlir-rl-untie-empties this
+  /// scheduler ran before its first transformation (tiled fusion needs each
+  /// init its own tensor.empty; Passes.h): the rules, which start again
+  /// from the module before it, leave it out of the prelude they copy.
+  bool untiedEmpties() const { return untied; }
   /// Where the actions applied from now on come from (provenance:
   /// "policy", "heuristic", "random", "explicit", "rule", "search", ...);
   /// recorded with each action and shown by dump-schedule.
@@ -228,6 +233,7 @@ private:
   std::vector<OpRecord> ops;
   std::vector<AppliedAction> applied;
   std::vector<PassStep> prelude;
+  bool untied = false;
   std::string source = "explicit";
   std::function<RuleChoiceMask(int64_t)> choiceMask;
   /// id -> the op carrying it. Updated from the ops an action produced;
