@@ -149,3 +149,17 @@ def test_random_suite_is_a_fresh_draw_per_seed_with_peer_code_that_agrees():
         kinds |= {k.name.split("_")[0] for k in small}
         _assert_peer_code_computes_the_kernels(small)
     assert len(kinds) >= 6, kinds
+
+
+def test_a_contender_with_anothers_ir_is_that_program():
+    """search=1 measures the policy's schedule alone: the same IR as mlir-rl,
+    timed once and reported as mlir-rl's figure (the same code timed apart
+    differed by 25% on a small convolution)."""
+    rep = peers.run_suite((), runs=2, warmup=1, progress=False, suite_name="smoke",
+                          search=1, decisions=("heuristic",),
+                          only=(peers.smoke_suite()[0].name,))
+    f = rep["kernels"][0]["figures"]
+    assert f["mlir-rl-search"]["detail"].startswith("the IR of mlir-rl;"), f["mlir-rl-search"]
+    assert f["mlir-rl-search"]["median_ms"] == f["mlir-rl"]["median_ms"]
+    assert f["mlir-rl-search"]["status"] == f["mlir-rl"]["status"] == "ok"
+    assert not f["mlir-rl-heuristic"]["detail"].startswith("the IR of")
