@@ -134,3 +134,14 @@ func.func @max_plus(%x: tensor<50x36xf32>, %y: tensor<36x50xf32>, %o: tensor<50x
   } -> tensor<50x50xf32>
   return %r : tensor<50x50xf32>
 }
+
+// An empty iteration space stays as it is: it computes nothing, and a
+// zero-size tensor has no slice to take back (the pass made invalid IR; found
+// by python -m mlir_rl.fuzz.parity, program fuzz/8/172).
+// CHECK-LABEL: func.func @zero_batch
+// CHECK-NEXT:    linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<0x31x48xf32>, tensor<0x48x5xf32>) outs(%{{.+}} : tensor<0x31x5xf32>)
+// CHECK-NEXT:    return
+func.func @zero_batch(%a: tensor<0x31x48xf32>, %b: tensor<0x48x5xf32>, %c: tensor<0x31x5xf32>) -> tensor<0x31x5xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<0x31x48xf32>, tensor<0x48x5xf32>) outs(%c : tensor<0x31x5xf32>) -> tensor<0x31x5xf32>
+  return %r : tensor<0x31x5xf32>
+}

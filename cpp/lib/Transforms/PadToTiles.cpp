@@ -280,6 +280,10 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
       !hasPaddableBody(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // An empty iteration space computes nothing (and a zero-size tensor has
+  // no slice at offset 0 to take back: the pass made invalid IR).
+  if (llvm::is_contained(ranges, 0))
+    return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> reductionRanges;
   for (auto [range, iterator] : llvm::zip(ranges, iterators))
