@@ -745,6 +745,7 @@ LegalityInfo getLegalityInfo() {
                        {"max_vector_elements", c.maxVectorElements},
                        {"max_vector_rows", c.maxVectorRows},
                        {"max_strided_row_reads", c.maxStridedRowReads},
+                       {"max_partial_vector_pieces", c.maxPartialVectorPieces},
                        {"vector_registers", c.vectorRegisters},
                        {"vector_register_bits", c.vectorRegisterBits}},
                       c.getHash(),

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -70,9 +71,12 @@ std::string LegalityConfig::getDescription() const {
   // v5: V bounds the rows read through strided views (`strided`).
   // v6: V keeps a contraction's accumulator within the register file
   // (`vregs`, count x bits; the host's by default).
-  os << "mlir-rl-legality-v6;vecmax=" << maxVectorInnermost
+  // v7: V bounds the partial vector pieces of rows wider or narrower than
+  // the registers (`pieces`).
+  os << "mlir-rl-legality-v7;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";strided=" << maxStridedRowReads
+     << ";pieces=" << maxPartialVectorPieces
      << ";divide=" << (dividingTiles ? 1 : 0) << ";vregs=" << vectorRegisters
      << "x" << vectorRegisterBits;
   return os.str();
@@ -139,6 +143,28 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
     return fail(std::to_string(elements / bounds.back()) +
                 " vector rows (iteration space / innermost extent) exceed " +
                 std::to_string(config.maxVectorRows) + " (tile first)");
+  if (!window) {
+    // Rows whose width is not a whole number of registers: the remainder
+    // becomes pieces of a power of two each (128-bit registers where the
+    // target's are unknown).
+    int64_t bits = config.vectorRegisterBits > 0 ? config.vectorRegisterBits
+                                                 : 128;
+    int64_t elementBits = 32;
+    if (op.getNumDpsInits() > 0)
+      if (auto t = dyn_cast<ShapedType>(op.getDpsInits()[0].getType());
+          t && t.getElementType().isIntOrFloat())
+        elementBits = std::max<int64_t>(
+            8, t.getElementType().getIntOrFloatBitWidth());
+    int64_t lanes = std::max<int64_t>(1, bits / elementBits);
+    int64_t pieces = (elements / bounds.back()) *
+                     llvm::popcount(uint64_t(bounds.back() % lanes));
+    if (pieces > config.maxPartialVectorPieces)
+      return fail(std::to_string(elements / bounds.back()) + " vector rows of " +
+                  std::to_string(bounds.back()) + " elements (" +
+                  std::to_string(pieces) + " partial vector pieces) exceed " +
+                  std::to_string(config.maxPartialVectorPieces) +
+                  " (tile first)");
+  }
   if (window) {
     if (!((window->height[0] == 1 && window->height[1] == 1) ||
           (window->width[0] == 1 && window->width[1] == 1)))

@@ -40,6 +40,14 @@ struct LegalityConfig {
   /// stride-2 views (1,024 row reads) took 70 s to compile, 512 took 9 s,
   /// 256 half a second.
   int64_t maxStridedRowReads = 256;
+  /// Largest number of partial vector pieces (vector rows times the pieces
+  /// of a power of two a row's remainder past whole registers splits into:
+  /// 4 for a row of 15 floats in 16 lanes, 8 + 4 + 2 + 1). Each piece is a
+  /// load or store of its own in LLVM: one copy of 228 rows of 15 floats
+  /// (912 pieces) took 6 s to compile, and sixteen of them, the im2col
+  /// copies of one convolution, over two minutes (a fuzzer's hang). Rows of
+  /// whole registers are bounded by maxVectorElements alone.
+  int64_t maxPartialVectorPieces = 256;
   /// Tile sizes (T, TP, TF) must divide their loop's extent: a size that
   /// does not leaves dynamic extents, which neither later tiles nor
   /// vectorization can take (the op then ends in scalar loops).
