@@ -40,8 +40,8 @@ void registerTransformsAndUpstreamPassesOnce();
 /// it changed anything. Tiled fusion needs it: upstream's
 /// fuse_into_containing_op, and the in-process fusion that mirrors it,
 /// write a producer whose destination is a forall's shared output into
-/// that output. The pass mlir-rl-untie-empties; SchedulePipeline runs it
-/// before the first decision.
+/// that output. The pass mlir-rl-untie-empties; Scheduler::apply runs it
+/// before its first transformation.
 bool untieEmptyInits(Operation *root);
 
 } // namespace mlir::rl
