@@ -14,7 +14,7 @@
 // RUN: env MLIR_RL_VECTOR_REGISTERS=0x0 %mlir_rl_opt %s -p 'builtin.module(linalg-rl-schedule{schedule="1: TP(16,32,0) T(8,32,1) V"})' | FileCheck %s --check-prefix=OFF
 // RUN: env MLIR_RL_VECTOR_REGISTERS=16x256 %PYTHON -c "import mlir_rl; print(mlir_rl.legality()['description'])" | FileCheck %s --check-prefix=DESC
 
-// DESC: mlir-rl-legality-v7;{{.*}};vregs=16x256
+// DESC: mlir-rl-legality-v8;{{.*}};vregs=16x256
 
 // AVX2-LABEL: func.func @matmul
 // AVX2: scf.forall

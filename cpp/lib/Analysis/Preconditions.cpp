@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/TargetParser/Host.h"
@@ -73,7 +74,9 @@ std::string LegalityConfig::getDescription() const {
   // (`vregs`, count x bits; the host's by default).
   // v7: V bounds the partial vector pieces of rows wider or narrower than
   // the registers (`pieces`).
-  os << "mlir-rl-legality-v7;vecmax=" << maxVectorInnermost
+  // v8: rows and pieces counted per operand too, along the operand's own
+  // innermost dimension (a vector across memory order: transposed access).
+  os << "mlir-rl-legality-v8;vecmax=" << maxVectorInnermost
      << ";vecelts=" << maxVectorElements << ";vecrows=" << maxVectorRows
      << ";strided=" << maxStridedRowReads
      << ";pieces=" << maxPartialVectorPieces
@@ -100,6 +103,42 @@ static bool isStridedView(Value v) {
     v = slice.getSource();
   }
   return false;
+}
+
+/// The rows a vector of the op's iteration space `bounds` makes in one
+/// operand's transfer: along the operand's own innermost dimension where
+/// the vector crosses memory order (a transposed access), else the
+/// iteration space's rows (elements / innermost loop). Sets `width` to the
+/// row's length.
+static int64_t getOperandVectorRows(linalg::LinalgOp op, OpOperand &operand,
+                                    ArrayRef<int64_t> bounds,
+                                    int64_t *width = nullptr) {
+  int64_t elements = 1;
+  for (int64_t b : bounds)
+    elements *= b;
+  int64_t rows = elements / bounds.back();
+  if (width)
+    *width = bounds.back();
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  if (map.getNumResults() == 0)
+    return rows;
+  auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!inner || inner.getPosition() + 1 == bounds.size())
+    return rows;
+  llvm::SmallBitVector used(bounds.size());
+  for (AffineExpr e : map.getResults())
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        used.set(d.getPosition());
+    });
+  // A vector along a loop the operand does not use is a broadcast: its
+  // transfer reads the operand's own elements only.
+  int64_t operandElements = 1;
+  for (unsigned d : used.set_bits())
+    operandElements *= bounds[d];
+  if (width)
+    *width = bounds[inner.getPosition()];
+  return operandElements / bounds[inner.getPosition()];
 }
 
 bool needsDecomposition(linalg::LinalgOp op) {
@@ -139,14 +178,14 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
   // (Convolutions and pooling are vectorized after decomposition into 1-D
   // ops whose vectors do not follow the 2-D loop nest: only the element
   // limit applies to them.)
-  if (!window && elements / bounds.back() > config.maxVectorRows)
-    return fail(std::to_string(elements / bounds.back()) +
-                " vector rows (iteration space / innermost extent) exceed " +
-                std::to_string(config.maxVectorRows) + " (tile first)");
   if (!window) {
-    // Rows whose width is not a whole number of registers: the remainder
-    // becomes pieces of a power of two each (128-bit registers where the
-    // target's are unknown).
+    // Rows as each operand's transfer lowers them: along the operand's own
+    // innermost (contiguous) dimension, not the innermost loop, so that an
+    // interchange that vectorizes across memory order (a transposed read
+    // or write) counts the rows it really makes; the iteration space's
+    // rows for the computation itself. Rows whose width is not a whole
+    // number of registers split into pieces of a power of two each
+    // (128-bit registers where the target's are unknown).
     int64_t bits = config.vectorRegisterBits > 0 ? config.vectorRegisterBits
                                                  : 128;
     int64_t elementBits = 32;
@@ -156,14 +195,38 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
         elementBits = std::max<int64_t>(
             8, t.getElementType().getIntOrFloatBitWidth());
     int64_t lanes = std::max<int64_t>(1, bits / elementBits);
-    int64_t pieces = (elements / bounds.back()) *
-                     llvm::popcount(uint64_t(bounds.back() % lanes));
-    if (pieces > config.maxPartialVectorPieces)
-      return fail(std::to_string(elements / bounds.back()) + " vector rows of " +
-                  std::to_string(bounds.back()) + " elements (" +
-                  std::to_string(pieces) + " partial vector pieces) exceed " +
-                  std::to_string(config.maxPartialVectorPieces) +
-                  " (tile first)");
+    struct Rows {
+      int64_t rows, width;
+      std::string what;
+    };
+    SmallVector<Rows> all{{elements / bounds.back(), bounds.back(), ""}};
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<ShapedType>(operand.get().getType()))
+        continue;
+      int64_t width = 0;
+      int64_t rows = getOperandVectorRows(op, operand, bounds, &width);
+      if (width != bounds.back() || rows != all.front().rows)
+        all.push_back({rows, width,
+                       "operand " + std::to_string(operand.getOperandNumber()) +
+                           " (vectorized across its innermost dimension)"});
+    }
+    for (const Rows &r : all) {
+      std::string in = r.what.empty() ? "" : " in " + r.what;
+      if (r.rows > config.maxVectorRows)
+        return fail(std::to_string(r.rows) +
+                    (r.what.empty()
+                         ? " vector rows (iteration space / innermost extent)"
+                         : " vector rows" + in) +
+                    " exceed " + std::to_string(config.maxVectorRows) +
+                    " (tile first)");
+      int64_t pieces = r.rows * llvm::popcount(uint64_t(r.width % lanes));
+      if (pieces > config.maxPartialVectorPieces)
+        return fail(std::to_string(r.rows) + " vector rows of " +
+                    std::to_string(r.width) + " elements" + in + " (" +
+                    std::to_string(pieces) + " partial vector pieces) exceed " +
+                    std::to_string(config.maxPartialVectorPieces) +
+                    " (tile first)");
+    }
   }
   if (window) {
     if (!((window->height[0] == 1 && window->height[1] == 1) ||
@@ -172,14 +235,16 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
                   "height (or width) tiled to 1 before vectorization");
     return success();
   }
-  if (int64_t strided = llvm::count_if(op.getDpsInputs(), isStridedView)) {
-    int64_t rows = elements / bounds.back();
-    if (rows * strided > config.maxStridedRowReads)
-      return fail(std::to_string(rows) + " vector rows read from " +
-                  std::to_string(strided) + " strided views (" +
-                  std::to_string(rows * strided) + " row reads) exceed " +
-                  std::to_string(config.maxStridedRowReads) + " (tile first)");
-  }
+  int64_t strided = 0, stridedRows = 0;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isStridedView(in->get())) {
+      ++strided;
+      stridedRows += getOperandVectorRows(op, *in, bounds);
+    }
+  if (stridedRows > config.maxStridedRowReads)
+    return fail(std::to_string(stridedRows) + " vector rows read from " +
+                std::to_string(strided) + " strided views exceed " +
+                std::to_string(config.maxStridedRowReads) + " (tile first)");
   if (failed(linalg::vectorizeOpPrecondition(op)))
     return fail("the linalg vectorizer does not support this op");
   return success();
