@@ -423,13 +423,25 @@ NB_MODULE(_core, m) {
   }, "text"_a,
         "The schedule grammar: [(op id or None, [Action, ...], [(choice, "
         "value), ...]), ...].");
+  m.def("schedule_prelude", [](const std::string &text) {
+    std::vector<ScheduleEntryText> entries;
+    std::optional<std::string> prelude;
+    std::string error;
+    if (!parseScheduleText(text, entries, error, &prelude))
+      throw nb::value_error(("malformed schedule '" + text + "': " + error).c_str());
+    return prelude;
+  }, "text"_a,
+        "A trace's prelude: the passes between its brackets (None without "
+        "brackets).");
   m.def("format_schedule",
-        [](const std::vector<ScheduleEntryText> &entries) {
+        [](const std::vector<ScheduleEntryText> &entries,
+           std::optional<std::string> prelude) {
           std::string out, error;
-          if (!formatScheduleText(entries, out, error))
+          if (!formatScheduleText(entries, out, error, prelude))
             throw nb::value_error(error.c_str());
           return out;
-        }, "entries"_a, "parse_schedule's inverse.");
+        }, "entries"_a, "prelude"_a = nb::none(),
+        "parse_schedule's inverse (a trace where `prelude` is given).");
   m.def("schedule_header", &formatScheduleHeaderText, "schedule"_a,
         "The first line of a dump-schedule file.");
   m.def("read_schedule_header", &readScheduleHeaderText, "text"_a,

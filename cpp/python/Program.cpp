@@ -754,10 +754,14 @@ LegalityInfo getLegalityInfo() {
 
 bool parseScheduleText(const std::string &text,
                        std::vector<ScheduleEntryText> &out,
-                       std::string &error) {
+                       std::string &error,
+                       std::optional<std::string> *prelude) {
   std::optional<ExplicitSchedule> s = parseSchedule(text, error);
   if (!s)
     return false;
+  if (prelude)
+    *prelude = s->hasPrelude ? std::optional<std::string>(s->prelude)
+                             : std::nullopt;
   for (ExplicitSchedule::Entry &e : s->entries) {
     std::vector<std::pair<std::string, int64_t>> choices;
     for (const RuleChoiceInfo &c : kRuleChoices)
@@ -774,8 +778,13 @@ std::optional<Action> parseActionText(const std::string &text,
 }
 
 bool formatScheduleText(const std::vector<ScheduleEntryText> &entries,
-                        std::string &out, std::string &error) {
+                        std::string &out, std::string &error,
+                        const std::optional<std::string> &prelude) {
   ExplicitSchedule s;
+  if (prelude) {
+    s.prelude = *prelude;
+    s.hasPrelude = true;
+  }
   for (const auto &[id, actions, choices] : entries) {
     s.entries.push_back({id, actions});
     std::optional<RuleChoices> parsed = toRuleChoices(choices, error);

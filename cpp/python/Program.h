@@ -267,14 +267,19 @@ LegalityInfo getLegalityInfo();
 using ScheduleEntryText =
     std::tuple<std::optional<int64_t>, std::vector<Action>,
                std::vector<std::pair<std::string, int64_t>>>;
-/// The schedule grammar: its entries. False and `error` on malformed text.
+/// The schedule grammar: its entries (and a trace's prelude, the passes
+/// between its brackets, where `prelude` is given; none without brackets).
+/// False and `error` on malformed text.
 bool parseScheduleText(const std::string &text,
-                       std::vector<ScheduleEntryText> &out, std::string &error);
+                       std::vector<ScheduleEntryText> &out, std::string &error,
+                       std::optional<std::string> *prelude = nullptr);
 std::optional<Action> parseActionText(const std::string &text,
                                       std::string &error);
-/// parseScheduleText's inverse; false and `error` on an unknown choice.
+/// parseScheduleText's inverse (a trace with `prelude`); false and `error`
+/// on an unknown choice.
 bool formatScheduleText(const std::vector<ScheduleEntryText> &entries,
-                        std::string &out, std::string &error);
+                        std::string &out, std::string &error,
+                        const std::optional<std::string> &prelude = std::nullopt);
 /// The header line of dump-schedule files, and reading it back.
 std::string formatScheduleHeaderText(const std::string &schedule);
 std::optional<std::string> readScheduleHeaderText(const std::string &text);

@@ -128,13 +128,23 @@ def parse_schedule(text: str, with_choices: bool = False) -> list[tuple]:
     return [(i, a) for i, a, _ in entries]
 
 
-def format_schedule(entries: Sequence[tuple]) -> str:
+def format_schedule(entries: Sequence[tuple], prelude: Optional[str] = None) -> str:
     """:func:`parse_schedule`'s inverse (the grammar is C++'s): entries
-    ``(op id or None, actions)`` or ``(op id or None, actions, choices)``."""
+    ``(op id or None, actions)`` or ``(op id or None, actions, choices)``;
+    with ``prelude``, a trace (``[passes] entries``)."""
     try:
         return _core.format_schedule(
             [(e[0], list(e[1]), sorted(dict(e[2]).items()) if len(e) > 2 else [])
-             for e in entries])
+             for e in entries], prelude)
+    except ValueError as e:
+        raise ScheduleError(str(e)) from None
+
+
+def schedule_prelude(text: str) -> Optional[str]:
+    """A trace's prelude, the passes that ran before its decisions (the text
+    between its brackets; None for a schedule without them)."""
+    try:
+        return _core.schedule_prelude(text)
     except ValueError as e:
         raise ScheduleError(str(e)) from None
 

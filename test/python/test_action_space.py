@@ -46,6 +46,13 @@ def test_grammar_round_trips():
                      ("V(1)", "takes no arguments"), ("-1: V", "not a non-negative")]:
         with pytest.raises(mlir_rl.ScheduleError, match=why):
             mlir_rl.parse_schedule(bad)
+    # A trace's prelude: split off and put back by C++'s grammar.
+    trace = "[mlir-rl-fuse-elementwise,canonicalize] 1: TP(8,8,0) V {pack=0}"
+    assert mlir_rl.core.schedule_prelude(trace) == "mlir-rl-fuse-elementwise,canonicalize"
+    assert mlir_rl.core.schedule_prelude("1: V") is None
+    assert mlir_rl.core.schedule_prelude("[] 1: V") == ""
+    assert mlir_rl.format_schedule(mlir_rl.parse_schedule(trace, with_choices=True),
+                                   prelude="mlir-rl-fuse-elementwise,canonicalize") == trace
     header = mlir_rl.core.schedule_header("1: V")
     assert mlir_rl.core.read_schedule_header(header + "module {}\n") == "1: V"
     assert mlir_rl.core.read_schedule_header("module {}\n") is None

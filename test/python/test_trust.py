@@ -403,6 +403,32 @@ def test_the_shrinker_reduces_a_failure(tmp_path):
     assert mlir_rl.Module.parse(text)  # the reproducer is a valid program
 
 
+def test_a_trace_shrinks_with_its_prelude(tmp_path):
+    """A failing trace (the front end's passes in brackets, op ids of the
+    rewritten module) shrinks by its entries and actions and keeps its
+    prelude, so the reproducer's schedule replays on the program as given."""
+    from mlir_rl.fuzz.runner import Failure, FuzzConfig, shrink_failures
+    from mlir_rl.fuzz.worker import Spec, WorkerConfig
+    for i in range(200):
+        p = program_for(8, i)
+        m = mlir_rl.Module.parse(p.text())
+        m.run_front_end()
+        if len(p.nodes) >= 3 and p.dtype == "f32" and m.schedule.startswith("["):
+            break
+    prelude = mlir_rl.core.schedule_prelude(m.schedule)
+    order = m.traversal_order()
+    entries = [f"{i}: NT" for i in order[:-1]] + [f"{order[-1]}: V V"]
+    trace = f"[{prelude}] " + "; ".join(entries)
+    f = Failure("illegal", "", p, Spec("explicit", schedule=trace), trace)
+    shrink_failures([f], FuzzConfig(shrink_seconds=120), WorkerConfig(threads=1), tmp_path,
+                    lambda s: None)
+    assert f.shrunk and f.shrunk["reproduces"], f.shrunk
+    shrunk = f.shrunk["schedule"]
+    assert mlir_rl.core.schedule_prelude(shrunk) == prelude
+    assert len(mlir_rl.parse_schedule(shrunk)) == 1
+    assert f"schedule: {shrunk}" in Path(f.reproducer).read_text()
+
+
 def test_a_prepared_failure_shrinks_by_nodes(tmp_path):
     """Failures of the prepared schedule (the greedy policy after
     mlir-rl-prepare, whose op ids are not the program's) shrink by removing

@@ -105,7 +105,7 @@ class Tally:
 def _count_actions(tally: Tally, schedule: str) -> None:
     from mlir_rl.core import parse_schedule
     try:
-        for _, actions in parse_schedule(schedule):
+        for _, actions, _choices in parse_schedule(schedule, with_choices=True):
             for a in actions:
                 tally.actions[a.info.mnemonic] += 1
     except Exception:  # noqa: BLE001 - a crash's partial schedule is still text
@@ -196,23 +196,29 @@ class _Shrinker:
         return program
 
     def run(self, program: FuzzProgram, schedule: str) -> tuple[FuzzProgram, str]:
-        from mlir_rl.core import Action, format_schedule, parse_schedule
-        entries = [(i, list(a)) for i, a in parse_schedule(schedule)]
+        from mlir_rl.core import Action, format_schedule, parse_schedule, schedule_prelude
+        # A trace keeps its prelude (the front end's passes, whose module its
+        # op ids name) and each entry its rule choices.
+        prelude = schedule_prelude(schedule)
+        parsed = parse_schedule(schedule, with_choices=True)
+        entries = [(i, list(a), c) for i, a, c in parsed]
 
         def text(es):
-            return format_schedule([(i, a) for i, a in es if a])
+            return format_schedule([e for e in es if e[1] or e[2]], prelude)
         changed = True
         while changed and time.monotonic() < self.deadline:
             changed = False
-            # Nodes, last first (consumers go before what they read).
-            for j in reversed(range(len(program.nodes))):
+            # Nodes, last first (consumers go before what they read); not
+            # under a prelude, whose rewritten module's ids do not follow
+            # the program's nodes.
+            for j in reversed(range(len(program.nodes) if prelude is None else 0)):
                 if j >= len(program.nodes):
                     continue
                 cut = program.without_node(j)
                 if cut is None:
                     continue
                 smaller, ids = cut
-                es = [(ids[i], a) for i, a in entries if i in ids]
+                es = [(ids[i], a, c) for i, a, c in entries if i in ids]
                 if self.fails(smaller, text(es)):
                     program, entries, changed = smaller, es, True
             for k in reversed(range(len(program.returns))):
@@ -230,7 +236,7 @@ class _Shrinker:
                     if a >= len(entries[e][1]) or len(entries[e][1]) == 1:
                         continue
                     es = list(entries)
-                    es[e] = (es[e][0], es[e][1][:a] + es[e][1][a + 1:])
+                    es[e] = (es[e][0], es[e][1][:a] + es[e][1][a + 1:], es[e][2])
                     if self.fails(program, text(es)):
                         entries, changed = es, True
             for e in range(len(entries)):
@@ -245,7 +251,7 @@ class _Shrinker:
                         sizes[loop] = 0
                         es = list(entries)
                         es[e] = (es[e][0], es[e][1][:a] + [Action(act.kind, sizes)]
-                                 + es[e][1][a + 1:])
+                                 + es[e][1][a + 1:], es[e][2])
                         if self.fails(program, text(es)):
                             entries, act = es, es[e][1][a]
         return program, text(entries)
