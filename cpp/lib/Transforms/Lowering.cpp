@@ -23,6 +23,9 @@ const std::string &getLoweringPipeline() {
       // An op whose result is inserted into a larger tensor (the padded
       // input of a convolution) writes into that tensor's slice.
       "mlir-rl-split-empty-tensors,eliminate-empty-tensors,"
+      // (A stride on a unit dimension reaches a rank-reducing subview that
+      // expand-strided-metadata lowers wrongly.)
+      "mlir-rl-unit-slice-strides,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       // Tiled inserts of in-place results bufferize to copies of a subview

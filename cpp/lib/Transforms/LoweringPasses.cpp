@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -40,6 +41,7 @@ namespace mlir::rl {
 #define GEN_PASS_DEF_LOWERPACKUNPACK
 #define GEN_PASS_DEF_MARKMANUALDEALLOCATION
 #define GEN_PASS_DEF_SPLITEMPTYTENSORS
+#define GEN_PASS_DEF_UNITSLICESTRIDES
 #define GEN_PASS_DEF_LOWERCOPIES
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
@@ -103,6 +105,54 @@ struct MarkManualDeallocationPass
         if (isa<memref::AllocOp, memref::AllocaOp, memref::ReallocOp>(alloc))
           alloc->setAttr(manual, unit);
     });
+  }
+};
+
+struct UnitSliceStridesPass
+    : public mlir::rl::impl::UnitSliceStridesBase<UnitSliceStridesPass> {
+  /// The strides with 1 on every dimension of static size 1; false when
+  /// there is none to change.
+  static bool unitStrides(ArrayRef<OpFoldResult> sizes,
+                          SmallVector<OpFoldResult> &strides, Builder &b) {
+    bool changed = false;
+    for (auto [size, stride] : llvm::zip_equal(sizes, strides)) {
+      std::optional<int64_t> n = getConstantIntValue(size);
+      std::optional<int64_t> s = getConstantIntValue(stride);
+      if (n && *n == 1 && (!s || *s != 1)) {
+        stride = b.getIndexAttr(1);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> slices;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp,
+              tensor::ParallelInsertSliceOp>(op))
+        slices.push_back(op);
+    });
+    for (Operation *op : slices) {
+      auto slice = cast<OffsetSizeAndStrideOpInterface>(op);
+      SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+      if (!unitStrides(slice.getMixedSizes(), strides, rewriter))
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (auto e = dyn_cast<tensor::ExtractSliceOp>(op))
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+            e, e.getType(), e.getSource(), e.getMixedOffsets(),
+            e.getMixedSizes(), strides);
+      else if (auto i = dyn_cast<tensor::InsertSliceOp>(op))
+        rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+            i, i.getSource(), i.getDest(), i.getMixedOffsets(),
+            i.getMixedSizes(), strides);
+      else if (auto p = dyn_cast<tensor::ParallelInsertSliceOp>(op))
+        rewriter.replaceOpWithNewOp<tensor::ParallelInsertSliceOp>(
+            p, p.getSource(), p.getDest(), p.getMixedOffsets(),
+            p.getMixedSizes(), strides);
+    }
   }
 };
 

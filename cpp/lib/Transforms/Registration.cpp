@@ -34,6 +34,7 @@ void registerTransformsPassesAndPipelines() {
     registerPrepare();
     registerSplitEmptyTensors();
     registerStripTransformIR();
+    registerUnitSliceStrides();
     registerUnrollWindows();
     registerUntieInits();
     registerUntieEmpties();

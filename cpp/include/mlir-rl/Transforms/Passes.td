@@ -241,6 +241,24 @@ def LowerPackUnpack : Pass<"mlir-rl-lower-pack-unpack"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def UnitSliceStrides : Pass<"mlir-rl-unit-slice-strides"> {
+  let summary = "Stride 1 on the unit dimensions of tensor slices, before bufferization";
+  let description = [{
+    A stride on a dimension of size 1 selects nothing (only the offset
+    does), but it survives into the strides of the bufferized
+    `memref.subview`, where a rank-reducing subview that drops one of two
+    unit dimensions of different strides lowers wrongly in LLVM 22's
+    `expand-strided-metadata` ("expected result type with stride = 24
+    instead of 8"): a sum pooling over a 1x1 window with stride 3 (a
+    strided view of one row) followed by a depthwise convolution, whose
+    decomposition drops the row, failed to lower (a fuzzer's finding).
+    This pass sets those strides to 1 on `tensor.extract_slice`,
+    `tensor.insert_slice` and `tensor.parallel_insert_slice`. Part of
+    `mlir-rl-lower`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
   let summary = "One tensor.empty (and one fill) per destination, so that empty-tensor elimination applies";
   let description = [{
