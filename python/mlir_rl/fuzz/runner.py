@@ -125,7 +125,8 @@ def _record(tally: Tally, failures: list[Failure], program: FuzzProgram, specs: 
         tally.unlowerable += 1
         detail = outcome.program.get("detail", "")
         # The first error names the cause ("the lowering pipeline failed" ends them all).
-        first = next((line for line in detail.splitlines() if "error" in line), "")
+        first = next((line for line in detail.splitlines()
+                      if "error" in line or line.startswith("loc(")), "")
         tally.unlowerable_details[first[:160] or (detail.splitlines()[-1][:160]
                                                   if detail else "")] += 1
         if len(tally.unlowerable_programs) < 20:
