@@ -178,6 +178,8 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
   // (Convolutions and pooling are vectorized after decomposition into 1-D
   // ops whose vectors do not follow the 2-D loop nest: only the element
   // limit applies to them.)
+  // Rows read through strided views (each operand's rows, as below).
+  int64_t strided = 0, stridedRows = 0;
   if (!window) {
     // Rows as each operand's transfer lowers them: along the operand's own
     // innermost (contiguous) dimension, not the innermost loop, so that an
@@ -205,6 +207,10 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
         continue;
       int64_t width = 0;
       int64_t rows = getOperandVectorRows(op, operand, bounds, &width);
+      if (op.isDpsInput(&operand) && isStridedView(operand.get())) {
+        ++strided;
+        stridedRows += rows;
+      }
       if (width != bounds.back() || rows != all.front().rows)
         all.push_back({rows, width,
                        "operand " + std::to_string(operand.getOperandNumber()) +
@@ -235,12 +241,6 @@ LogicalResult vectorizationPrecondition(linalg::LinalgOp op,
                   "height (or width) tiled to 1 before vectorization");
     return success();
   }
-  int64_t strided = 0, stridedRows = 0;
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (isStridedView(in->get())) {
-      ++strided;
-      stridedRows += getOperandVectorRows(op, *in, bounds);
-    }
   if (stridedRows > config.maxStridedRowReads)
     return fail(std::to_string(stridedRows) + " vector rows read from " +
                 std::to_string(strided) + " strided views exceed " +
