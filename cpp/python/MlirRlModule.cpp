@@ -725,6 +725,17 @@ NB_MODULE(_core, m) {
              checkOp(p, id);
              return toNumpy(p.getOpFeatures(id));
            }, "op_id"_a)
+      .def("op_unit",
+           [](Program &p, int64_t id) {
+             checkOp(p, id);
+             std::string out, error;
+             if (!p.getOpUnit(id, out, error))
+               throw std::runtime_error(error);
+             return out;
+           }, "op_id"_a,
+           "Op op_id cut out as a standalone function (a module of its "
+           "own), as compile-time tuning measures it: the op, the producer "
+           "fused into it and their fills; other values become arguments.")
       .def("masks",
            [](Program &p, int64_t id) {
              checkOp(p, id);

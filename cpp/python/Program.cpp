@@ -12,6 +12,7 @@
 #include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Scheduler.h"
+#include "mlir-rl/Tuning/OpUnit.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -303,6 +304,15 @@ std::vector<float> Program::getObservation(int64_t id) {
 
 std::vector<float> Program::getOpFeatures(int64_t id) {
   return impl->sched().getOpFeatures(id);
+}
+
+bool Program::getOpUnit(int64_t id, std::string &out, std::string &error) {
+  DiagnosticCollector collect(impl->context.get(), error);
+  FailureOr<OpUnit> unit = extractOpUnit(impl->sched(), id, error);
+  if (failed(unit))
+    return false;
+  out = unit->text;
+  return true;
 }
 
 MaskInfo Program::getMasks(int64_t id) {

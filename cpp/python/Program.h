@@ -144,6 +144,11 @@ public:
   std::vector<float> getObservation(int64_t id);
   std::vector<float> getOpFeatures(int64_t id);
   MaskInfo getMasks(int64_t id);
+  /// Op `id` cut out as a standalone function, as compile-time tuning
+  /// measures it (Tuning/OpUnit.h): the op, the producer fused into it and
+  /// their fills; other values become arguments. False and `error` where
+  /// the op cannot be cut out.
+  bool getOpUnit(int64_t id, std::string &out, std::string &error);
 
   /// Applies one action / level pointer / explicit schedule. `message`
   /// explains Illegal and Failed.

@@ -359,6 +359,17 @@ class Module:
     def op_features(self, op_id: int) -> np.ndarray:
         return self._program.op_features(op_id)
 
+    def op_unit(self, op_id: int) -> str:
+        """The op cut out as a module of its own, as compile-time tuning
+        measures it: the op, the producer fused into it and their fills;
+        every other value it uses becomes an argument. ScheduleError where
+        it cannot be cut out (a non-tensor operand, an op fused into its
+        consumer's tiles)."""
+        try:
+            return self._program.op_unit(op_id)
+        except RuntimeError as e:
+            raise ScheduleError(str(e)) from None
+
     def masks(self, op_id: int) -> Masks:
         """Legal choices for the op now (named parts; ``.flat()`` for a policy)."""
         return self._program.masks(op_id)

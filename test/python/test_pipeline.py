@@ -27,6 +27,27 @@ def test_parity_and_replay_on_a_sample():
     assert len(results) == 4 * len(progs)
 
 
+def test_op_units_are_programs_of_their_own_and_keep_parity():
+    """Module.op_unit cuts an op out as tuning measures it (the op, the
+    producer fused into it, their fills; other values become arguments):
+    each unit parses, and parity and replay hold on the units of a module,
+    as `python -m mlir_rl.fuzz.parity` runs them over the imported models'
+    ops."""
+    m = Module.parse(K.matmul_bias_relu(64, 96, 48), "mbr")
+    units = {op.id: m.op_unit(op.id) for op in m.ops()}
+    matmul = next(op.id for op in m.ops() if op.name == "linalg.matmul")
+    assert "@mlir_rl_unit(" in units[matmul]
+    assert "linalg.matmul" in units[matmul] and "linalg.fill" in units[matmul]
+    for text in units.values():
+        assert Module.parse(text).verify()[0]
+    progs = [(f"unit/{i}", t) for i, t in units.items()]
+    results = parity.check(progs, sources=("random", "policy"), seed=4)
+    bad = [r for r in results if r.status != "ok"]
+    assert not bad, bad[:5]
+    with pytest.raises(IndexError, match="no op 99"):
+        m.op_unit(99)
+
+
 @pytest.mark.slow
 def test_parity_and_replay_over_300_programs():
     progs = parity.programs(300, seed=11)

@@ -11,8 +11,10 @@
   handed back to ``Module.apply_schedule`` on the same input, gives the same
   IR; the pass's ``schedule=`` takes the same text (test/replay.mlir).
 
-``python -m mlir_rl.fuzz.parity --programs 300`` runs both over fuzzed
-programs and the benchmark suites' kernels and prints one line per mismatch.
+``python -m mlir_rl.fuzz.parity --programs 300`` runs both over the
+benchmark suites' kernels, the ops of the imported models (each cut out as
+compile-time tuning cuts it: ``Module.op_unit``; ``--model-ops 0`` leaves
+them out) and fuzzed programs, and prints one line per mismatch.
 """
 from __future__ import annotations
 
@@ -34,14 +36,51 @@ class Outcome:
     detail: str = ""
 
 
-def programs(count: int, seed: int = 0, suites: Iterable[str] = ("ops", "unseen", "fresh")
-             ) -> list[tuple[str, str]]:
-    """(name, text): the suites' kernels, then fuzzed programs up to ``count``."""
-    from mlir_rl.bench.peers import SUITES
+def model_ops(limit: int, models: Optional[Iterable[str]] = None) -> list[tuple[str, str]]:
+    """(name, text): distinct ops of the imported models (the models suite's
+    torch-mlir imports, imported on first use), each cut out as a module of
+    its own with ``Module.op_unit``, at most ``limit``, taken from the
+    models in turn so that every model contributes."""
+    from mlir_rl.bench.peers import model_file
+    from mlir_rl.core import Module, ScheduleError
+    from mlir_rl.data import torch_models
+    per_model: list[list[tuple[str, str]]] = []
+    seen: set[str] = set()
+    for name in models or torch_models.MODELS:
+        m = Module.parse(model_file(name).read_text(), name)
+        units = []
+        for op in m.ops():
+            try:
+                text = m.op_unit(op.id)
+            except ScheduleError:
+                continue
+            if text not in seen:
+                seen.add(text)
+                units.append((f"model/{name}/{op.id}", text))
+        per_model.append(units)
+    out: list[tuple[str, str]] = []
+    while len(out) < limit and any(per_model):
+        for units in per_model:
+            if units and len(out) < limit:
+                out.append(units.pop(0))
+    return out
+
+
+# Every benchmark suite but the whole models (their ops come cut out).
+SUITES = ("ops", "unseen", "fresh", "odd", "shapes", "lqcd", "smoke", "random")
+
+
+def programs(count: int, seed: int = 0, suites: Iterable[str] = SUITES,
+             models: int = 0) -> list[tuple[str, str]]:
+    """(name, text): the suites' kernels, up to ``models`` ops of the
+    imported models, then fuzzed programs up to ``count``."""
+    from mlir_rl.bench.peers import get_suite
     from mlir_rl.fuzz.programs import program_for
     out: list[tuple[str, str]] = []
     for suite in suites:
-        out += [(f"{suite}/{k.name}", k.text) for k in SUITES[suite]()]
+        out += [(f"{suite}/{k.name}", k.text) for k in get_suite(suite)]
+    if models > 0:
+        out += model_ops(min(models, max(count - len(out), 0)))
     index = 0
     while len(out) < count:
         out.append((f"fuzz/{seed}/{index}", program_for(seed, index).text()))
@@ -143,14 +182,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--programs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sources", default="random,policy,heuristic")
+    ap.add_argument("--model-ops", type=int, default=150,
+                    help="at most this many distinct ops of the imported models (default 150)")
     ap.add_argument("--no-replay", action="store_true")
     a = ap.parse_args(argv)
-    progs = programs(a.programs, a.seed)
+    progs = programs(a.programs, a.seed, models=a.model_ops)
     results = check(progs, a.sources.split(","), a.seed, with_replay=not a.no_replay)
     bad = [r for r in results if r.status != "ok"]
     for r in bad:
         print(f"{r.status:12s} {r.source:18s} {r.name}: {r.detail}")
     kinds = sorted({r.source for r in results})
+    origins = sorted({p.split("/")[0] for p, _ in progs})
+    print("programs: " + ", ".join(
+        f"{sum(p.split('/')[0] == o for p, _ in progs)} {o}" for o in origins))
     for k in kinds:
         rs = [r for r in results if r.source == k]
         print(f"{k}: {sum(r.status == 'ok' for r in rs)}/{len(rs)} ok")
