@@ -50,6 +50,30 @@ def test_speedups_and_geomeans_follow_the_figures():
     assert "**geomean** (2 of 2 kernels)" in table
 
 
+def test_search_against_greedy_names_the_kernels_where_greedy_trails():
+    """With a search contender the document says how search compares with
+    greedy per kernel and over the kernels where greedy takes 1.3x the best
+    peer's time or more (conv: 5 ms against 2.5 ms), and the report prints
+    it; without one there is no such figure."""
+    assert "search" not in _doc() and R.search_line(_doc()) == ""
+    times = {"matmul": (2.0, 4.0, 2.2), "conv": (5.0, 2.5, 4.0), "add": (1.0, 0.9, 1.0)}
+    kernels = [{"name": name, "schedule": "1: V", "runs": 3,
+                "figures": {"unscheduled": R.figure("ok", [0.010] * 3),
+                            "mlir-rl": R.figure("ok", [mine / 1e3] * 3),
+                            "mlir-rl-search": R.figure("ok", [tuned / 1e3] * 3),
+                            "torch": R.figure("ok", [peer / 1e3] * 3)}}
+               for name, (mine, peer, tuned) in times.items()]
+    doc = R.new_result("ops", "unscheduled", ["unscheduled", "mlir-rl", "mlir-rl-search", "torch"],
+                       kernels, threads=2, settings={"runs": 3})
+    f = doc["search"]
+    assert f["trailing_kernels"] == ["conv"]  # add: 1.11x behind, not trailing
+    assert f["trailing_geomean"] == pytest.approx(1.25)
+    assert f["lowest_kernel"] == "matmul" and f["lowest"] == pytest.approx(2.0 / 2.2)
+    assert f["geomean"] == pytest.approx((2.0 / 2.2 * 1.25 * 1.0) ** (1 / 3))
+    assert "1 kernels where greedy trails the best peer by 1.3x or more (conv): 1.25x" \
+        in R.summary(doc)
+
+
 def test_a_peer_without_an_equivalent_does_not_shrink_the_geomean():
     """numpy has no convolution (n/a): the geomeans are over every kernel,
     numpy's over the ones it applies to, and it is not the best peer of the

@@ -151,3 +151,20 @@ def test_the_search_measures_the_rules_choices(tmp_path):
     assert len({re.search(r"T\((\d+),0,0,\d+\) V", s) and
                 re.search(r"T\((\d+),0,0,\d+\) V", s).group(1) for s in packed}) >= 2, packed
     assert mlir_rl.outputs_match(_outputs(result.ir), _outputs(MATMUL))[0]
+
+
+def test_the_search_measures_the_heuristics_decisions(tmp_path):
+    """search=K measures the heuristic's decisions for the op (the
+    non-learned default, through the same rules) beside the policy's: its
+    trace is among the database's measurements."""
+    import sqlite3
+
+    from mlir_rl.passes import run_pass
+    from mlir_rl.tuning import tune
+    heuristic = run_pass(MATMUL, name="mm", extra=["decisions=heuristic"]).schedule
+    assert heuristic != run_pass(MATMUL, name="mm").schedule
+    db = tmp_path / "tuning.sqlite"
+    tune(MATMUL, search=6, db=str(db), threads=1, name="mm")
+    with sqlite3.connect(db) as c:
+        measured = {s for (s,) in c.execute("SELECT schedule FROM measurements")}
+    assert heuristic in measured, (heuristic, measured)

@@ -180,6 +180,27 @@ def test_the_module_check_keeps_the_schedule_that_works_as_a_whole(
     assert "module" in {e["op"] for e in db_entries(db)}
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("crash, stays", [("0", "greedy"), ("1", "tuned")])
+def test_a_tuned_module_stays_only_if_it_wins_when_measured_again(
+        monkeypatch, tmp_path, crash, stays):
+    # The check's greedy candidate crashes in the first helper process (the
+    # tuned one wins there); the hook measures again in a second one, where
+    # the tuned (0) or the greedy (1) candidate crashes: the tuned schedule
+    # stays only when it wins both times.
+    monkeypatch.setenv("MLIR_RL_MEASURE_CRASH_AT", "0")
+    monkeypatch.setenv("MLIR_RL_MODULE_CHECK_CRASH_AT", "0")
+    monkeypatch.setenv("MLIR_RL_MODULE_CHECK_AGAIN_CRASH_AT", crash)
+    r = tune(PROGRAM, search=2, threads=1)
+    assert "; again: tuned " in r.module_check, r.module_check
+    assert r.module_check.split(": ")[-1].startswith(f"the {stays} schedule stays"), \
+        r.module_check
+    # A crash ends a helper; the rest of its list runs in a new one.
+    assert int(re.search(r"\((\d+) helper processes\)", r.module_check).group(1)) >= 3
+    ok, err = mlir_rl.outputs_match(_outputs(r.ir), _outputs(PROGRAM))
+    assert ok, err
+
+
 # A batch norm's division as torch-mlir imports it: by the square root of
 # the variance (%b), asserted nonzero (NaN fails too).
 _DIVIDE_BY_CHECKED_SQRT = """  ^bb0(%a: f32, %b: f32, %o: f32):

@@ -1,6 +1,7 @@
 //===- Proposals.cpp - The policy's most likely schedules -----------------===//
 #include "mlir-rl/Tuning/Proposals.h"
 #include "mlir-rl/Pipeline/SchedulePipeline.h"
+#include "mlir-rl/Policy/DecisionSource.h"
 
 #include <algorithm>
 #include <set>
@@ -158,6 +159,26 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
     for (const RuleChoices &variant : getChoiceVariants(mask, k / 2)) {
       std::unique_ptr<Replay> v = replay(unit, rootId, config, rules, {});
       if (v && failed(complete(*v, 0, variant)))
+        return failure();
+    }
+  }
+
+  // The heuristic's decisions for the root (DecisionSource.h), the unit's
+  // other ops by the policy: the non-learned default is always measured,
+  // so that search keeps the better of the two where the policy is wrong.
+  if ((int)out.size() < k) {
+    std::unique_ptr<Replay> r = replay(unit, rootId, config, rules, {});
+    if (r) {
+      auto heuristic = [&](ArrayRef<float> obs, ArrayRef<uint8_t>,
+                           PolicyLogits &logits,
+                           std::string &why) -> LogicalResult {
+        return computeHeuristicLogits(config.layout, obs, logits, why);
+      };
+      PolicyStats stats;
+      std::mt19937_64 rng(0);
+      if (failed(r->scheduler->scheduleOpWithPolicy(rootId, heuristic, greedy,
+                                                    rng, stats, error)) ||
+          failed(complete(*r, 0)))
         return failure();
     }
   }

@@ -139,7 +139,11 @@ def new_result(suite: str, baseline: str, contenders: Iterable[str], kernels: li
                       "file": model or "(shipped)"},
            "baseline": baseline, "contenders": list(contenders), "settings": settings,
            "kernels": kernels}
-    return validate(doc)
+    validate(doc)
+    searched = search_figures(doc)
+    if searched:
+        doc["search"] = searched
+    return doc
 
 
 def figure(status: str, seconds: Optional[list[float]] = None, detail: str = "", **extra) -> dict:
@@ -426,6 +430,8 @@ def render(results_dir: str | Path, output: str | Path, html: Optional[str | Pat
         written.append(png)
         title = SUITE_TITLES.get(doc["suite"], doc["suite"])
         body = [_header(doc), "", markdown_table(doc)]
+        if search_line(doc):
+            body += ["", search_line(doc) + "."]
         notes = _notes(doc)
         if notes:
             body += ["", "Not ok:"] + notes
@@ -524,6 +530,54 @@ def _render_html(sections, path: Path, intro: str) -> Path:
     return path
 
 
+# A kernel on which mlir-rl's greedy schedule takes this many times the best
+# peer's time or more "trails": where search has most to find.
+TRAILING = 1.3
+
+
+def search_figures(doc: dict) -> Optional[dict]:
+    """Search (``mlir-rl-search``) against the greedy policy (``mlir-rl``),
+    from the figures: per kernel the greedy time over the search's (> 1:
+    search is faster), the lowest, the geomean over every kernel with both,
+    and the same geomean over the kernels where greedy trails the best peer
+    by TRAILING or more (named). None without both contenders."""
+    if "mlir-rl-search" not in doc["contenders"] or "mlir-rl" not in doc["contenders"]:
+        return None
+    others = peers(doc)
+    ratios, trailing = {}, []
+    for k in doc["kernels"]:
+        greedy, tuned = _median(k, "mlir-rl"), _median(k, "mlir-rl-search")
+        if not (greedy and tuned):
+            continue
+        ratios[k["name"]] = greedy / tuned
+        best = [m for c in others if (m := _median(k, c))]
+        if best and greedy >= TRAILING * min(best):
+            trailing.append(k["name"])
+    if not ratios:
+        return None
+    low = min(ratios, key=ratios.get)
+    return {"over_greedy": ratios, "geomean": geomean(list(ratios.values())),
+            "lowest": ratios[low], "lowest_kernel": low,
+            "trailing_by": TRAILING, "trailing_kernels": trailing,
+            "trailing_geomean": (geomean([ratios[n] for n in trailing]) if trailing else None)}
+
+
+def search_line(doc: dict) -> str:
+    """One line on search against greedy ("" without search)."""
+    f = doc.get("search") or search_figures(doc)
+    if not f:
+        return ""
+    line = (f"search over greedy: geomean {f['geomean']:.2f}x, lowest {f['lowest']:.2f}x "
+            f"({f['lowest_kernel']})")
+    if f["trailing_kernels"]:
+        line += (f"; on the {len(f['trailing_kernels'])} kernels where greedy trails the best "
+                 f"peer by {f['trailing_by']}x or more ({', '.join(f['trailing_kernels'])}): "
+                 f"{f['trailing_geomean']:.2f}x")
+    else:
+        line += f"; greedy trails the best peer by {f['trailing_by']}x or more on no kernel"
+    return line
+
+
 def summary(doc: dict) -> str:
     """Geomean speedups over the baseline, one line per contender."""
     g = geomeans(doc)
@@ -536,4 +590,6 @@ def summary(doc: dict) -> str:
         lowest = min((s[c] for s in sp.values() if s[c]), default=0.0)
         lines.append(f"  {_label(c):<20} {value:7.2f}x (lowest {lowest:.2f}x)"
                      + (f" on the {g.partial[c]} it applies to" if c in g.partial else ""))
+    if search_line(doc):
+        lines.append(search_line(doc))
     return "\n".join(lines)

@@ -43,7 +43,10 @@ struct ModuleCheckResult {
 /// module as the scheduler took it; both schedules in its op ids, which
 /// are the unit's). Measures only when
 /// `options.search` > 0 and the database has no decision; fails with
-/// `why` when it cannot decide (then the tuned schedule stays).
+/// `why` when it cannot decide (then the tuned schedule stays). The tuned
+/// schedule stays when it is not slower than greedy by more than 1%; a win
+/// by less than 1.2x is measured again in a second helper process, and the
+/// tuned schedule stays only if it wins there too.
 FailureOr<ModuleCheckResult>
 checkTunedModule(ModuleOp before, StringRef greedySchedule,
                  StringRef tunedSchedule, const TuningOptions &options,

@@ -2,8 +2,9 @@
 //
 // Compile-time tuning measures what the policy proposes: for the root op of
 // a unit, a beam over decodeStep's ranked alternatives (rankSteps) yields
-// its most likely schedules; the greedy schedule always comes first and NT
-// last. Each proposal is completed the way the pass would go on: the unit's
+// its most likely schedules; the greedy schedule always comes first (then
+// its rule-choice variants and the heuristic's decisions for the root,
+// DecisionSource.h) and NT last. Each proposal is completed the way the pass would go on: the unit's
 // other ops (the producer, the fills) scheduled greedily by the policy.
 //
 //===----------------------------------------------------------------------===//
