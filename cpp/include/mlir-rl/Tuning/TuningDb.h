@@ -81,7 +81,9 @@ std::string getTuningHost();
 /// change can decide differently on the same unit, so that a database's
 /// earlier winners are not reused across it. 2: arguments read-only (a unit
 /// accumulating into one had every candidate rejected as wrong_output).
-constexpr const char kMeasurementVersion[] = "2";
+/// 3: the heuristic's decisions are a candidate; the module check measures
+/// a narrow win twice.
+constexpr const char kMeasurementVersion[] = "3";
 
 /// The context part of a key: feature layout, legality, lowering,
 /// measurement, threads.
