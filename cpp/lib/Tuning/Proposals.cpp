@@ -169,10 +169,12 @@ proposeSchedules(ModuleOp unit, int64_t rootId, PolicyFn policy,
   if ((int)out.size() < k) {
     std::unique_ptr<Replay> r = replay(unit, rootId, config, rules, {});
     if (r) {
-      auto heuristic = [&](ArrayRef<float> obs, ArrayRef<uint8_t>,
+      auto heuristic = [&](ArrayRef<float> obs, ArrayRef<uint8_t> mask,
                            PolicyLogits &logits,
                            std::string &why) -> LogicalResult {
-        return computeHeuristicLogits(config.layout, obs, logits, why);
+        return computeDecisionLogits(DecisionSource::Heuristic, config.layout,
+                                     /*policy=*/nullptr, obs, mask, logits,
+                                     why);
       };
       PolicyStats stats;
       std::mt19937_64 rng(0);
