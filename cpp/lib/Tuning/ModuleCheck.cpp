@@ -113,6 +113,16 @@ FailureOr<std::string> extractFunctionUnit(ModuleOp module,
 /// over greedy's above it) is measured again in a second process.
 constexpr double kConfirmBelow = 1.0 / 1.2;
 
+/// The tuned schedule stays unless it fails as a whole or the greedy one is
+/// faster by more than 1% (a tie keeps what the ops' measurements chose).
+static bool tunedStays(const TunedMeasurement &tuned,
+                       const TunedMeasurement &greedy) {
+  if (tuned.status != "ok")
+    return false;
+  return greedy.status != "ok" ||
+         !(greedy.medianSeconds < 0.99 * tuned.medianSeconds);
+}
+
 static std::string describe(const TunedMeasurement &m) {
   if (m.status == "ok")
     return formatMilliseconds(m.medianSeconds);
@@ -188,15 +198,7 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
   result.measured = true;
   const TunedMeasurement &greedy = outcome.candidates[0];
   const TunedMeasurement &tuned = outcome.candidates[1];
-  // The tuned schedule stays unless it fails as a whole or the greedy one
-  // is faster by more than 1% (a tie keeps what the ops' measurements
-  // chose).
-  if (tuned.status != "ok")
-    result.keepTuned = false;
-  else if (greedy.status != "ok")
-    result.keepTuned = true;
-  else
-    result.keepTuned = !(greedy.medianSeconds < 0.99 * tuned.medianSeconds);
+  result.keepTuned = tunedStays(tuned, greedy);
   // A narrow win is measured again in another helper process, the
   // candidates in the other order, and the tuned schedule stays only if it
   // wins there too: the same code timed in two processes differed by up to
@@ -227,9 +229,7 @@ checkTunedModule(ModuleOp before, StringRef greedySchedule,
       const TunedMeasurement &t2 = second.candidates[0];
       const TunedMeasurement &g2 = second.candidates[1];
       again = "; again: tuned " + describe(t2) + ", greedy " + describe(g2);
-      if (t2.status != "ok" ||
-          (g2.status == "ok" && g2.medianSeconds < 0.99 * t2.medianSeconds))
-        result.keepTuned = false;
+      result.keepTuned = tunedStays(t2, g2);
     } else {
       again = "; not measured again (" + secondWhy + ")";
       result.keepTuned = false;
