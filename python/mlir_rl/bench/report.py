@@ -430,8 +430,9 @@ def render(results_dir: str | Path, output: str | Path, html: Optional[str | Pat
         written.append(png)
         title = SUITE_TITLES.get(doc["suite"], doc["suite"])
         body = [_header(doc), "", markdown_table(doc)]
-        if search_line(doc):
-            body += ["", search_line(doc) + "."]
+        searched = search_line(doc)
+        if searched:
+            body += ["", searched + "."]
         notes = _notes(doc)
         if notes:
             body += ["", "Not ok:"] + notes
@@ -590,6 +591,7 @@ def summary(doc: dict) -> str:
         lowest = min((s[c] for s in sp.values() if s[c]), default=0.0)
         lines.append(f"  {_label(c):<20} {value:7.2f}x (lowest {lowest:.2f}x)"
                      + (f" on the {g.partial[c]} it applies to" if c in g.partial else ""))
-    if search_line(doc):
-        lines.append(search_line(doc))
+    searched = search_line(doc)
+    if searched:
+        lines.append(searched)
     return "\n".join(lines)

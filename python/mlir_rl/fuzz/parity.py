@@ -19,6 +19,7 @@ them out) and fuzzed programs, and prints one line per mismatch.
 from __future__ import annotations
 
 import argparse
+import collections
 import random
 import subprocess
 import sys
@@ -192,9 +193,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for r in bad:
         print(f"{r.status:12s} {r.source:18s} {r.name}: {r.detail}")
     kinds = sorted({r.source for r in results})
-    origins = sorted({p.split("/")[0] for p, _ in progs})
-    print("programs: " + ", ".join(
-        f"{sum(p.split('/')[0] == o for p, _ in progs)} {o}" for o in origins))
+    origins = collections.Counter(p.split("/")[0] for p, _ in progs)
+    print("programs: " + ", ".join(f"{n} {o}" for o, n in sorted(origins.items())))
     for k in kinds:
         rs = [r for r in results if r.source == k]
         print(f"{k}: {sum(r.status == 'ok' for r in rs)}/{len(rs)} ok")
