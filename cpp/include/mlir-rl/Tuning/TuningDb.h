@@ -82,8 +82,9 @@ std::string getTuningHost();
 /// earlier winners are not reused across it. 2: arguments read-only (a unit
 /// accumulating into one had every candidate rejected as wrong_output).
 /// 3: the heuristic's decisions are a candidate; the module check measures
-/// a narrow win twice.
-constexpr const char kMeasurementVersion[] = "3";
+/// a narrow win twice. 4: the module check times at least 200 ms per
+/// candidate and measures any win of a module shorter than 1 ms twice.
+constexpr const char kMeasurementVersion[] = "4";
 
 /// The context part of a key: feature layout, legality, lowering,
 /// measurement, threads.
