@@ -257,3 +257,76 @@ def test_a_search_win_within_the_margin_leaves_the_policys_demonstration():
     assert "search_schedule" not in d and d["policy_speedup"] == 9.0
     # Margin 1: the faster of the two.
     assert not demonstration(found, "1: TP(4) V", 10.9, 1.0)["best_is_policy"]
+
+
+def test_random_family_draws_the_generators_training_seeds_only(tmp_path, monkeypatch):
+    """The random family: kernels of the random suite's generator from seeds
+    0, 1, ...; a seed reserved for evaluation is never drawn (an error when
+    more kernels are asked for than the training seeds give)."""
+    from mlir_rl.bench import peers
+    from mlir_rl.data.dataset import random_kernels
+    got = random_kernels(15)
+    first, second = peers.random_suite(0), peers.random_suite(1)
+    want = [k.name for k in first] + [k.name for k in second if k.name not in
+                                       {k.name for k in first}][:3]
+    assert [p.name for p in got] == [f"rand_{n}" for n in want]
+    assert {p.family for p in got} == {"random"}
+    assert got[0].text == first[0].text
+    monkeypatch.setattr(peers, "RESERVED_SEEDS", range(1, 10))
+    with pytest.raises(ValueError, match="seed 1 is reserved"):
+        random_kernels(13)
+    monkeypatch.undo()
+    base = make_dataset(tmp_path / "base", seed=3, sequences=6, lqcd=2)
+    more = make_dataset(tmp_path / "more", seed=3, sequences=6, lqcd=2, rand=12)
+    assert more["random"] == 12
+    names = [e["name"] for e in base["programs"]]
+    # Split on its own and placed after the other families in each split.
+    for part in ("train", "val"):
+        before = [e["name"] for e in base["programs"] if e["split"] == part]
+        now = [e["name"] for e in more["programs"] if e["split"] == part]
+        assert now[:len(before)] == before
+        assert all(n.startswith("rand_") for n in now[len(before):])
+    assert len(more["programs"]) == len(names) + 12
+
+
+def test_network_family_takes_decided_ops_of_the_imported_networks(monkeypatch):
+    """The networks family: the imported networks' ops as the tuner cuts
+    them; lone fills (scheduled by rule) are left out, the same op in two
+    networks is one signature, and the kind is the op's."""
+    from mlir_rl.data import dataset
+    from mlir_rl.fuzz import parity
+    m = mlir_rl.Module.parse(K.matmul_bias_relu(64, 96, 48), "mbr")
+    units = [(f"model/fake/{op.id}", m.op_unit(op.id)) for op in m.ops()]
+    fill = next(i for i, (_, t) in enumerate(units)
+                if all(o.kind == "fill" for o in mlir_rl.Module.parse(t).ops()))
+    monkeypatch.setattr(parity, "model_ops", lambda limit: units + [("model/other/9", units[-1][1])])
+    progs = dataset.network_ops(100)
+    assert f"net_fake_{fill}" not in {p.name for p in progs}
+    assert len(progs) == len(units)  # the fill out, the copy from "other" in
+    assert {p.family for p in progs} == {"networks"}
+    assert progs[-1].signature == progs[-2].signature
+    assert "matmul" in {p.kind for p in progs}
+    assert len(dataset.network_ops(1)) == 1
+
+
+def test_search_measures_the_heuristics_decisions_when_asked(tmp_path):
+    """`mlir-rl search --heuristic`: the heuristic's decisions (the pass's
+    decisions=heuristic) are a candidate of every program's search."""
+    from mlir_rl.rl.search import SearchConfig, search_dataset
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "mm.mlir").write_text(K.matmul(64, 128, 64))
+    (data / "manifest.json").write_text(json.dumps({"programs": [
+        {"name": "mm", "file": "mm.mlir", "split": "train", "family": "single",
+         "kind": "matmul"}]}))
+    h = mlir_rl.Module.parse(K.matmul(64, 128, 64), "mm")
+    h.schedule_with_policy(decisions="heuristic", rules=False)
+    res = search_dataset(SearchConfig(dataset=str(data), budget=0, heuristic=True,
+                                      memo=str(tmp_path / "m.sqlite"),
+                                      output=str(tmp_path / "s.json")), progress=False)
+    assert res[0]["tried"] == 1
+    assert res[0]["best_schedule"] in (h.decisions, "")
+    none = search_dataset(SearchConfig(dataset=str(data), budget=0,
+                                       memo=str(tmp_path / "m.sqlite"),
+                                       output=str(tmp_path / "t.json")), progress=False)
+    assert none[0]["tried"] == 0

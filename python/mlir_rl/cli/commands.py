@@ -429,12 +429,18 @@ class DatasetConfig:
                                          "odd extents padded), so that training and evaluation "
                                          "schedule what users' programs become in the pass; "
                                          "the shipped policy was trained on programs as written")
+    networks: int = option(0, help="add up to this many distinct ops of the imported networks "
+                                   "(the models suite, at real sizes; the networks family)")
+    random: int = option(0, help="add this many kernels of the random suite's generator, from "
+                                 "its training seeds 0, 1, ... (never the seeds reserved for "
+                                 "evaluation, 1000 and up; the random family)")
 
 
 def cmd_dataset(c: DatasetConfig) -> int:
     from mlir_rl.data.dataset import make_dataset
     manifest = make_dataset(c.output, seed=c.seed, sequences=c.sequences, lqcd=c.lqcd,
-                            val_fraction=c.val_fraction, thin=c.thin, front_end=c.front_end)
+                            val_fraction=c.val_fraction, thin=c.thin, front_end=c.front_end,
+                            networks=c.networks, rand=c.random)
     parts: dict[str, int] = {}
     for e in manifest["programs"]:
         key = f"{e['split']}/{e['family']}"

@@ -116,7 +116,7 @@ POOL_NCHW_SHAPES = [  # (C, output size, kernel, stride): ResNet and VGG max poo
 @dataclass
 class Program:
     name: str
-    family: str      # "single", "sequence", "lqcd", "prepared", "thin"
+    family: str      # "single", "sequence", "lqcd", "prepared", "thin", "networks", "random"
     kind: str        # the main op kind (for per-kind reports)
     signature: str   # shape signature (the split keeps it on one side)
     text: str
@@ -322,6 +322,53 @@ def thin_linear_ops() -> list[Program]:
     return progs
 
 
+def network_ops(limit: int) -> list[Program]:
+    """Ops of the imported networks at their real sizes (the models suite's
+    torch-mlir imports), each cut out as the tuner cuts it
+    (``Module.op_unit``), distinct, at most ``limit``, every model in turn;
+    units of nothing but fills and copies (the rules schedule those) left out.
+    The kind is the op's class (matmul, conv_2d, generic, ...), the
+    signature its text's hash (the same op in two models is one program)."""
+    from mlir_rl.core import Module
+    from mlir_rl.fuzz.parity import model_ops
+    progs = []
+    # Lone fills and copies are scheduled by rule, not decided: not taken.
+    for name, text in model_ops(1 << 30):
+        if len(progs) >= limit:
+            break
+        model, op_id = name.split("/")[1:]
+        kinds = [o.kind for o in Module.parse(text, name).ops()]
+        if all(k in ("fill", "copy") for k in kinds):
+            continue
+        main = next((k for k in kinds if k not in ("fill", "copy", "generic")), "generic")
+        progs.append(Program(f"net_{model}_{op_id}", "networks", main,
+                             _sig("net", hashlib.sha256(text.encode()).hexdigest()[:16]), text))
+    return progs
+
+
+def random_kernels(count: int, first_seed: int = 0) -> list[Program]:
+    """``count`` kernels of the random suite's generator
+    (``mlir_rl.bench.peers.random_suite``) drawn from seeds ``first_seed``,
+    ``first_seed + 1``, ...: never a seed reserved for evaluation
+    (``RESERVED_SEEDS``: ValueError if one would be needed). Kernels drawn
+    twice (same name) are kept once."""
+    from mlir_rl.bench.peers import RESERVED_SEEDS, random_suite
+    progs: list[Program] = []
+    names: set[str] = set()
+    seed = first_seed
+    while len(progs) < count:
+        if seed in RESERVED_SEEDS:
+            raise ValueError(f"random kernels: seed {seed} is reserved for evaluation "
+                             f"(seeds {RESERVED_SEEDS.start} and up); ask for fewer kernels")
+        for k in random_suite(seed):
+            if k.name not in names and len(progs) < count:
+                names.add(k.name)
+                kind = k.name.split("_")[0]
+                progs.append(Program(f"rand_{k.name}", "random", kind, _sig("rand", k.name), k.text))
+        seed += 1
+    return progs
+
+
 def all_programs(seed: int = 0, sequences: int = 24, lqcd: int = 8,
                  prepared: bool = True) -> list[Program]:
     rng = random.Random(seed)
@@ -347,14 +394,20 @@ def split(programs: list[Program], val_fraction: float, seed: int) -> tuple[list
 
 def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int = 8,
                  val_fraction: float = 0.25, thin: bool = False,
-                 front_end: bool = False) -> dict:
+                 front_end: bool = False, networks: int = 0, rand: int = 0) -> dict:
     """Write the programs and a manifest; returns the manifest.
 
     ``front_end``: write each program as the pass's policy sees it
     (``mlir_rl.core.front_end``: windows rewritten, odd extents padded), so
     that training, search and evaluation, which schedule programs as given,
     schedule the form a user's program takes in ``linalg-rl-schedule``.
-    Names, signatures and the split do not change."""
+    Names, signatures and the split do not change.
+
+    ``networks``: up to this many ops of the imported networks
+    (:func:`network_ops`); ``rand``: this many kernels of the random
+    suite's generator from its training seeds (:func:`random_kernels`).
+    Each family is split on its own and placed after the others, so that
+    the programs before it keep their split and places."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     progs = all_programs(seed, sequences, lqcd)
@@ -374,6 +427,10 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
         # before it keep their places, which seed their searches).
         lin_train, lin_val = split(thin_linear_ops(), val_fraction, seed)
         train, val = train + thin_train + lin_train, val + thin_val + lin_val
+    for extra in ((network_ops(networks) if networks > 0 else []),
+                  (random_kernels(rand) if rand > 0 else [])):
+        t, v = split(extra, val_fraction, seed)
+        train, val = train + t, val + v
     if front_end:
         from mlir_rl.core import front_end as pass_front_end
         train, val = ([replace(p, text=pass_front_end(p.text, p.name)) for p in part]
@@ -389,6 +446,7 @@ def make_dataset(out: str | Path, seed: int = 0, sequences: int = 24, lqcd: int 
             entries.append(d)
     manifest = {"seed": seed, "sequences": sequences, "lqcd": lqcd,
                 "val_fraction": val_fraction, "thin": thin, "front_end": front_end,
+                "networks": networks, "random": rand,
                 "programs": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -245,6 +245,9 @@ class SearchConfig:
     policy: Optional[str] = field(default=None, metadata={
         "help": "also measure this ONNX policy's schedule of each program (demonstrations "
                 "for fine-tuning it: the best of both)"})
+    heuristic: bool = field(default=False, metadata={
+        "help": "also measure the heuristic's decisions (the pass's decisions=heuristic) of "
+                "each program as a candidate"})
     policy_margin: float = field(default=1.0, metadata={
         "help": "with --policy: the demonstration stays the policy's own schedule unless the "
                 "search's best is this many times faster (single timed runs make small wins "
@@ -306,11 +309,15 @@ def search_dataset(cfg: SearchConfig, progress: bool = True) -> list[dict]:
                 pm = Module.parse(text, name)
                 pm.schedule_with_policy(cfg.policy, rules=False)
                 extra.append(pm.decisions)
+            if cfg.heuristic:
+                hm = Module.parse(text, name)
+                hm.schedule_with_policy(decisions="heuristic", rules=False)
+                extra.append(hm.decisions)
             r = search(measurer, name, text, cfg.budget, cfg.sampler, cfg.seed + i,
                        candidates=extra, local=cfg.local)
             entry = {"name": name, "best_schedule": r.best_schedule,
                      "best_speedup": r.best_speedup, "tried": r.tried}
-            if extra:
+            if cfg.policy is not None:
                 # The policy's schedule is the first candidate measured ("" is
                 # the unscheduled program: speedup 1).
                 entry = demonstration(entry, extra[0], r.speedups[0] if extra[0] else 1.0,
