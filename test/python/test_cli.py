@@ -224,3 +224,29 @@ def test_check_policy_writes_a_result_document(mlir_rl_cli, tmp_path):
     assert doc["suite"] == "check-policy" and doc["baseline"] == "unscheduled"
     assert [k["name"] for k in doc["kernels"]] == list(unseen_suite())
     assert all(k["figures"]["mlir-rl"]["status"] == "ok" for k in doc["kernels"])
+
+
+@pytest.mark.slow
+def test_compare_policies_gives_a_verdict_per_suite(mlir_rl_cli, tmp_path):
+    """scripts/compare_policies.py times two policies through the pass's
+    pipeline on each suite named and says, per suite, whether the new one's
+    geomean is at least the old one's (the gate a retrained policy passes
+    before it ships); the same policy twice gives the same schedules."""
+    import json
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    policy = root / "models" / "policy.onnx"
+    out = tmp_path / "cmp.json"
+    r = run(sys.executable, str(root / "scripts" / "compare_policies.py"), str(policy),
+            str(policy), "--programs", "smoke,random:7", "--runs", "1", "--rounds", "2",
+            "--json", str(out))
+    assert r.returncode == 0, r.stderr + r.stdout
+    doc = json.loads(out.read_text())
+    assert list(doc["suites"]) == ["smoke", "random:7"]
+    assert doc["suites"]["smoke"]["n"] == 3 and doc["suites"]["random:7"]["n"] == 12
+    assert all(row["old_schedule"] == row["new_schedule"] and not row["outputs_differ"]
+               for row in doc["rows"])
+    assert "new >= old on every suite:" in r.stdout
+    bad = run(sys.executable, str(root / "scripts" / "compare_policies.py"), str(policy),
+              str(policy), "--programs", "nope")
+    assert bad.returncode != 0 and "no suite 'nope'" in bad.stderr
