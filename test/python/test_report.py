@@ -208,3 +208,10 @@ def test_torch_compile_rows_become_a_result_with_eager_as_baseline():
     # A model whose outputs differ from eager is reported as such, never as a speedup.
     assert f["mlir-rl"]["status"] == "wrong_output" and R.speedups(doc)["resnet18"]["mlir-rl"] is None
     assert "| resnet18 | 11.00 | 8.00 | 5.50 |" in tc.markdown(doc)
+
+
+def test_random_suites_are_named_by_their_seed():
+    from mlir_rl.bench.report import suite_name, suite_title
+    assert suite_name("random:1001") == "random kernels, seed 1001"
+    assert "seed 1000" in suite_title("random:1000") and "reserved" in suite_title("random:1000")
+    assert suite_name("ops") == "operator suite" and suite_title("nope") == "nope"

@@ -372,6 +372,21 @@ SUITE_NAMES = {"ops": "operator suite", "unseen": "unseen kernels",
                "torch-compile": "torch.compile(backend=\"mlir_rl\")"}
 
 
+def suite_title(suite: str) -> str:
+    """A section's title: SUITE_TITLES's, or a random suite's by its seed."""
+    if suite.startswith("random:"):
+        return (f"Random kernels drawn from seed {suite.split(':', 1)[1]} (reserved for "
+                "evaluation: no training data comes from it)")
+    return SUITE_TITLES.get(suite, suite)
+
+
+def suite_name(suite: str) -> str:
+    """A suite's short name in the overview table."""
+    if suite.startswith("random:"):
+        return f"random kernels, seed {suite.split(':', 1)[1]}"
+    return SUITE_NAMES.get(suite, suite)
+
+
 def _order(doc: dict) -> tuple[int, str]:
     keys = list(SUITE_TITLES)
     return (keys.index(doc["suite"]) if doc["suite"] in keys else len(keys), doc["suite"])
@@ -428,7 +443,7 @@ def render(results_dir: str | Path, output: str | Path, html: Optional[str | Pat
     for doc in docs:
         png = plot(doc, results_dir / f"{_stem(doc)}.png")
         written.append(png)
-        title = SUITE_TITLES.get(doc["suite"], doc["suite"])
+        title = suite_title(doc["suite"])
         body = [_header(doc), "", markdown_table(doc)]
         searched = search_line(doc)
         if searched:
@@ -462,7 +477,7 @@ def overview_table(docs: list[dict]) -> str:
                    default=None)
         mine = g.values.get("mlir-rl")
         lines.append(
-            f"| {SUITE_NAMES.get(doc['suite'], doc['suite'])} (`{doc['suite']}`, "
+            f"| {suite_name(doc['suite'])} (`{doc['suite']}`, "
             f"over {_label(doc['baseline'])}) | {g.kernels} | {_fmt(mine)} | "
             f"{_fmt(g.values.get('mlir-rl-heuristic'))} | "
             + (f"{_fmt(best[0])} ({_label(best[1])})" if best else "-") + " | "
