@@ -272,6 +272,9 @@ def test_random_family_draws_the_generators_training_seeds_only(tmp_path, monkey
     assert [p.name for p in got] == [f"rand_{n}" for n in want]
     assert {p.family for p in got} == {"random"}
     assert got[0].text == first[0].text
+    # The kind is an op's kind (per-kind reports), not a piece of the name.
+    assert all(p.kind in {o.kind for o in mlir_rl.Module.parse(p.text).ops()} | {"generic"}
+               for p in got)
     monkeypatch.setattr(peers, "RESERVED_SEEDS", range(1, 10))
     with pytest.raises(ValueError, match="seed 1 is reserved"):
         random_kernels(13)

@@ -322,6 +322,12 @@ def thin_linear_ops() -> list[Program]:
     return progs
 
 
+def _main_kind(kinds: list[str]) -> str:
+    """A program's kind for per-kind reports: its first op that is not a
+    fill, copy or generic, else ``generic``."""
+    return next((k for k in kinds if k not in ("fill", "copy", "generic")), "generic")
+
+
 def network_ops(limit: int) -> list[Program]:
     """Ops of the imported networks at their real sizes (the models suite's
     torch-mlir imports), each cut out as the tuner cuts it
@@ -340,8 +346,7 @@ def network_ops(limit: int) -> list[Program]:
         kinds = [o.kind for o in Module.parse(text, name).ops()]
         if all(k in ("fill", "copy") for k in kinds):
             continue
-        main = next((k for k in kinds if k not in ("fill", "copy", "generic")), "generic")
-        progs.append(Program(f"net_{model}_{op_id}", "networks", main,
+        progs.append(Program(f"net_{model}_{op_id}", "networks", _main_kind(kinds),
                              _sig("net", hashlib.sha256(text.encode()).hexdigest()[:16]), text))
     return progs
 
@@ -353,6 +358,7 @@ def random_kernels(count: int, first_seed: int = 0) -> list[Program]:
     (``RESERVED_SEEDS``: ValueError if one would be needed). Kernels drawn
     twice (same name) are kept once."""
     from mlir_rl.bench.peers import RESERVED_SEEDS, random_suite
+    from mlir_rl.core import Module
     progs: list[Program] = []
     names: set[str] = set()
     seed = first_seed
@@ -363,7 +369,7 @@ def random_kernels(count: int, first_seed: int = 0) -> list[Program]:
         for k in random_suite(seed):
             if k.name not in names and len(progs) < count:
                 names.add(k.name)
-                kind = k.name.split("_")[0]
+                kind = _main_kind([o.kind for o in Module.parse(k.text, k.name).ops()])
                 progs.append(Program(f"rand_{k.name}", "random", kind, _sig("rand", k.name), k.text))
         seed += 1
     return progs
