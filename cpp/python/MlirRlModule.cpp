@@ -453,6 +453,29 @@ NB_MODULE(_core, m) {
   m.def("policy_input_names", &getPolicyInputNames);
   m.def("policy_output_names", &getPolicyOutputNames);
   m.def("policy_layout_hash_key", &getPolicyLayoutHashKey);
+  m.def("policy_prior_key", &getPolicyPriorKey);
+  m.def(
+      "prior_logits",
+      [](const std::string &name,
+         nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>
+             observations) {
+        size_t rows = observations.shape(0);
+        std::vector<float> kind, tile, pointer;
+        std::string error;
+        if (!computePriorLogitsBatch(name, observations.data(), rows,
+                                     observations.shape(1), kind, tile,
+                                     pointer, error))
+          throw nb::value_error(error.c_str());
+        size_t k = rows ? kind.size() / rows : 0, t = rows ? tile.size() / rows : 0,
+               p = rows ? pointer.size() / rows : 0;
+        return nb::make_tuple(toNumpy(std::move(kind), {rows, k}),
+                              toNumpy(std::move(tile), {rows, t}),
+                              toNumpy(std::move(pointer), {rows, p}));
+      },
+      "name"_a, "observations"_a,
+      "The prior `name`'s logits for observations (B, observation size): "
+      "kind (B, A), tile (B, T*N*M) and pointer (B, N), as the pass adds "
+      "them to a residual policy's.");
   m.def("default_model_path", &getDefaultModelPath,
         "Where the pass looks for the policy when model= is not given.");
   m.def("default_ort_library", &getDefaultOrtLibrary,

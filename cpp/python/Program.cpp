@@ -820,6 +820,34 @@ void clearPolicyMemos() {
     entry.second->clearMemo();
 }
 
+std::string getPolicyPriorKey() { return kPriorKey; }
+
+bool computePriorLogitsBatch(const std::string &name, const float *observations,
+                             size_t count, size_t size, std::vector<float> &kind,
+                             std::vector<float> &tile,
+                             std::vector<float> &pointer, std::string &error) {
+  const FeatureLayout &layout = FeatureLayout::getDefault();
+  if (size != (size_t)layout.getObservationSize()) {
+    error = "observations have " + std::to_string(size) + " values each, not " +
+            std::to_string(layout.getObservationSize());
+    return false;
+  }
+  kind.clear();
+  tile.clear();
+  pointer.clear();
+  for (size_t i = 0; i < count; ++i) {
+    PolicyLogits one;
+    if (failed(computePriorLogits(
+            name, layout, ArrayRef<float>(observations + i * size, size), one,
+            error)))
+      return false;
+    kind.insert(kind.end(), one.kind.begin(), one.kind.end());
+    tile.insert(tile.end(), one.tile.begin(), one.tile.end());
+    pointer.insert(pointer.end(), one.pointer.begin(), one.pointer.end());
+  }
+  return true;
+}
+
 std::vector<uint8_t> getTerminalMask() {
   return ActionMasks::onlyNoTransformation(FeatureLayout::getDefault())
       .flatten();

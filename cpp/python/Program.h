@@ -300,6 +300,17 @@ std::vector<std::string> getPolicyInputNames();
 std::vector<std::string> getPolicyOutputNames();
 /// The metadata key of the layout hash in exported policies.
 std::string getPolicyLayoutHashKey();
+/// The metadata key naming an exported policy's prior.
+std::string getPolicyPriorKey();
+
+/// The prior `name`'s logits (DecisionSource.h) for `count` observations of
+/// `size` values each, stored one after another in `observations`: kind,
+/// tile and pointer parts, each row after row. False, with `error` set, for
+/// an unknown prior or a `size` that is not the default layout's.
+bool computePriorLogitsBatch(const std::string &name, const float *observations,
+                             size_t count, size_t size, std::vector<float> &kind,
+                             std::vector<float> &tile,
+                             std::vector<float> &pointer, std::string &error);
 
 /// The textual lowering pipeline.
 std::string getLoweringPipelineText();

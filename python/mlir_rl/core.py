@@ -159,6 +159,18 @@ def read_schedule_header(text: str) -> Optional[str]:
     return _core.read_schedule_header(text)
 
 
+def prior_logits(name: str, observations: np.ndarray):
+    """The prior ``name``'s logits (``"heuristic"``: the heuristic's, each at
+    least the C++ ``kPriorFloor``) for observations (B, observation size):
+    kind (B, A), tile (B, T*N*M) and pointer (B, N), the values the pass
+    adds to a residual policy's logits. Raises ValueError for an unknown
+    prior or a wrong observation size."""
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    if obs.ndim == 1:
+        obs = obs[None, :]
+    return _core.prior_logits(name, obs)
+
+
 def default_model_path() -> Path:
     """The policy the pass uses when ``model=`` is not given."""
     return Path(_core.default_model_path())

@@ -212,6 +212,27 @@ LogicalResult computeHeuristicLogits(const FeatureLayout &layout,
   return success();
 }
 
+bool isKnownPrior(llvm::StringRef name) { return name == "heuristic"; }
+
+std::string getPriorNames() { return "heuristic"; }
+
+LogicalResult computePriorLogits(llvm::StringRef name,
+                                 const FeatureLayout &layout,
+                                 ArrayRef<float> observation,
+                                 PolicyLogits &logits, std::string &error) {
+  if (!isKnownPrior(name)) {
+    error = "unknown prior '" + name.str() + "' (known: " + getPriorNames() +
+            ")";
+    return failure();
+  }
+  if (failed(computeHeuristicLogits(layout, observation, logits, error)))
+    return failure();
+  for (auto *part : {&logits.kind, &logits.tile, &logits.pointer})
+    for (float &v : *part)
+      v = std::max(v, kPriorFloor);
+  return success();
+}
+
 LogicalResult computeDecisionLogits(DecisionSource source,
                                     const FeatureLayout &layout,
                                     OnnxPolicy *policy,

@@ -1,5 +1,6 @@
 //===- OnnxPolicy.cpp - The exported actor through ONNX Runtime -----------===//
 #include "mlir-rl/Policy/OnnxPolicy.h"
+#include "mlir-rl/Policy/DecisionSource.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -260,6 +261,17 @@ std::unique_ptr<OnnxPolicy> OnnxPolicy::load(const std::string &modelPath,
     return nullptr;
   }
 
+  auto prior = policy->metadata.find(kPriorKey);
+  if (prior != policy->metadata.end() && !prior->second.empty()) {
+    if (!isKnownPrior(prior->second)) {
+      error = "policy model '" + path + "' is a residual over the prior '" +
+              prior->second + "', which this mlir-rl does not know (known: " +
+              getPriorNames() + ")";
+      return nullptr;
+    }
+    policy->prior = prior->second;
+  }
+
   // The model's interface must be the exporter's.
   size_t numInputs = 0, numOutputs = 0;
   if (!check(api->SessionGetInputCount(policy->state->session, &numInputs),
@@ -296,6 +308,18 @@ LogicalResult OnnxPolicy::run(ArrayRef<float> observation,
   }
   if (failed(runSession(observation, mask, logits, error)))
     return failure();
+  if (!prior.empty()) {
+    PolicyLogits base;
+    if (failed(computePriorLogits(prior, *layout, observation, base, error)))
+      return failure();
+    auto add = [](std::vector<float> &to, const std::vector<float> &from) {
+      for (size_t i = 0; i < to.size() && i < from.size(); ++i)
+        to[i] += from[i];
+    };
+    add(logits.kind, base.kind);
+    add(logits.tile, base.tile);
+    add(logits.pointer, base.pointer);
+  }
   std::lock_guard<std::mutex> lock(state->mutex);
   ++numInferences;
   if (state->memo.size() >= kMaxMemoEntries)

@@ -14,6 +14,7 @@ what the rounded PyTorch actor computes.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import warnings
@@ -80,6 +81,8 @@ def metadata_for(checkpoint: dict) -> dict[str, str]:
         "action_names": json.dumps([k.name for k in action_kinds()]),
         "action_mnemonics": json.dumps([k.mnemonic for k in action_kinds()]),
         "config": json.dumps(checkpoint.get("config", {})),
+        # The pass adds this prior's logits to the network's (C++ kPriorKey).
+        "prior": checkpoint.get("config", {}).get("prior", ""),
         "trained": "true" if prov.get("trained") else "false",
         "provenance": json.dumps(prov, sort_keys=True),
         "exported": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -94,6 +97,12 @@ def export_checkpoint(checkpoint: dict | str | Path, out: str | Path,
     if not isinstance(checkpoint, dict):
         checkpoint = torch.load(checkpoint, map_location="cpu", weights_only=False)
     actor = load_actor(checkpoint)
+    if actor.cfg.prior:
+        # The network alone: the pass adds the prior (metadata "prior").
+        net = Actor(actor.lay, dataclasses.replace(actor.cfg, prior=""))
+        net.load_state_dict(actor.state_dict())
+        net.eval()
+        actor = net
     if fp16_weights:
         round_to_fp16(actor)
     lay = layout()

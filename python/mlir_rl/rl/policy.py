@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from mlir_rl.core import ActionParams, DecisionPhase, Layout, action_kinds, layout
+from mlir_rl.core import (ActionParams, DecisionPhase, Layout, action_kinds, layout,
+                          prior_logits)
 
 # Logit of a masked choice: finite, so that softmax stays defined, and far
 # below any real logit. The pass's decoder never picks a masked choice.
@@ -41,6 +42,12 @@ class PolicyConfig:
     """LSTM units (paper: 512)."""
     hidden_size: int = 512
     """Width of the three backbone layers (paper: 512)."""
+    prior: str = ""
+    """A non-learned source whose logits (C++ ``prior_logits``) the heads'
+    outputs are added to, so the network learns a residual over it:
+    ``"heuristic"``, or ``""`` for none. A residual of zero decides as the
+    prior does. Exported as the model's ``prior`` metadata, which the pass
+    reads and adds the same logits for."""
 
 
 class Logits(NamedTuple):
@@ -106,16 +113,33 @@ class Actor(nn.Module):
         self.tile_head = layer_init(nn.Linear(self.cfg.hidden_size, lay.raw["tile_mask_size"]), 0.01)
         self.pointer_head = layer_init(nn.Linear(self.cfg.hidden_size, lay.raw["pointer_mask_size"]), 0.01)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> Logits:
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor, with_prior: bool = True) -> Logits:
+        """Masked logits: the heads' outputs plus, for a residual actor
+        (``cfg.prior``) and unless ``with_prior`` is False, the prior's
+        logits. The exported network is the part without the prior (the
+        pass adds it)."""
         lay = self.lay
         h = self.embed(obs)
+        kind, tile, pointer = self.kind_head(h), self.tile_head(h), self.pointer_head(h)
+        if self.cfg.prior and with_prior:
+            pk, pt, pp = prior_logits(self.cfg.prior, obs.detach().cpu().numpy())
+            kind = kind + torch.from_numpy(pk).to(kind.dtype)
+            tile = tile + torch.from_numpy(pt).to(tile.dtype)
+            pointer = pointer + torch.from_numpy(pp).to(pointer.dtype)
         parts = split_mask(mask, lay)
         masked = torch.full((), MASKED_LOGIT, dtype=h.dtype)
-        kind = torch.where(parts.kind, self.kind_head(h), masked)
-        tile = torch.where(parts.tile, self.tile_head(h).reshape(
+        kind = torch.where(parts.kind, kind, masked)
+        tile = torch.where(parts.tile, tile.reshape(
             -1, lay.num_tiled_kinds, lay.max_loops, lay.num_tile_sizes), masked)
-        pointer = torch.where(parts.pointer, self.pointer_head(h), masked)
+        pointer = torch.where(parts.pointer, pointer, masked)
         return Logits(kind, tile, pointer)
+
+    def zero_residual(self) -> None:
+        """Zero the heads: a residual actor then decides as its prior does
+        (the start of fine-tuning over a prior)."""
+        for head in (self.kind_head, self.tile_head, self.pointer_head):
+            nn.init.zeros_(head.weight)
+            nn.init.zeros_(head.bias)
 
 
 class Critic(nn.Module):

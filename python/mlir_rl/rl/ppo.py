@@ -123,7 +123,14 @@ class Args:
     def from_toml(cls, path: str | Path, **overrides) -> "Args":
         data = tomllib.loads(Path(path).read_text()) if path else {}
         data.update({k: v for k, v in overrides.items() if v is not None})
-        pol = data.pop("policy", {})
+        pol = dict(data.pop("policy", {}))
+        # "policy.prior" (e.g. from --set) is the [policy] table's "prior".
+        for key in [k for k in data if k.startswith("policy.")]:
+            pol[key[len("policy."):]] = data.pop(key)
+        fields = {f.name for f in dataclasses.fields(PolicyConfig)}
+        if set(pol) - fields:
+            raise ValueError(f"unknown policy settings {sorted(set(pol) - fields)}; "
+                             f"valid: {sorted(fields)}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:

@@ -23,16 +23,23 @@ Log = Callable[[str, float, int], None]
 
 def init_from(actor: Actor, critic: Critic, source: str) -> None:
     """Loads an exported policy's actor (.onnx) or a checkpoint's actor and
-    critic (.pt) into ``actor``/``critic``; both must match the network shape."""
+    critic (.pt) into ``actor``/``critic``; both must match the network shape.
+    A residual actor (``cfg.prior``) started from a source without that
+    prior keeps the source's embedding and backbone and zeroes its heads, so
+    it starts deciding as the prior does."""
     if str(source).endswith(".onnx"):
         from mlir_rl.rl.export import actor_from_onnx
-        actor.load_state_dict(actor_from_onnx(source).state_dict())
-        return
-    from mlir_rl.rl.policy import load_actor
-    ck = torch.load(source, map_location="cpu", weights_only=False)
-    actor.load_state_dict(load_actor(ck).state_dict())
-    if "critic" in ck:
-        critic.load_state_dict(ck["critic"])
+        loaded = actor_from_onnx(source)
+        actor.load_state_dict(loaded.state_dict())
+    else:
+        from mlir_rl.rl.policy import load_actor
+        ck = torch.load(source, map_location="cpu", weights_only=False)
+        loaded = load_actor(ck)
+        actor.load_state_dict(loaded.state_dict())
+        if "critic" in ck:
+            critic.load_state_dict(ck["critic"])
+    if actor.cfg.prior and loaded.cfg.prior != actor.cfg.prior:
+        actor.zero_residual()
 
 
 def pretrain_critic(critic: Critic, measurer, programs, epochs: int, lr: float,

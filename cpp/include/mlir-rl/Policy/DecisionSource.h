@@ -70,6 +70,31 @@ LogicalResult computeHeuristicLogits(const FeatureLayout &layout,
 /// sampling: the random source).
 void computeUniformLogits(const FeatureLayout &layout, PolicyLogits &logits);
 
+/// A policy's prior: logits of a non-learned source that the exported
+/// network's own logits are added to (the network learns a residual, so a
+/// network that outputs zeros decides as the prior does). The pass adds it
+/// where the model's metadata names it (OnnxPolicy), and training adds the
+/// same values (the bindings' prior_logits), so both see one distribution.
+///
+///   heuristic  the heuristic's logits, each at least kPriorFloor (the
+///              heuristic ranks what it never wants at kNever = -100; a
+///              residual must be able to reach those choices). The floor
+///              keeps the heuristic's order, so with zero residuals the
+///              greedy decisions are the heuristic's.
+inline constexpr float kPriorFloor = -10.0f;
+
+/// Whether `name` is a prior this build knows ("heuristic").
+bool isKnownPrior(llvm::StringRef name);
+/// "heuristic": for messages.
+std::string getPriorNames();
+
+/// The prior `name`'s logits for `observation`. Fails for an unknown prior
+/// or an observation of another size.
+LogicalResult computePriorLogits(llvm::StringRef name,
+                                 const FeatureLayout &layout,
+                                 ArrayRef<float> observation,
+                                 PolicyLogits &logits, std::string &error);
+
 class OnnxPolicy;
 
 /// `source`'s logits for one op: the loaded `policy`'s (which

@@ -27,6 +27,9 @@ namespace mlir::rl {
 
 /// Metadata keys written by `mlir-rl export` and read here.
 constexpr const char kLayoutHashKey[] = "mlir_rl.layout_hash";
+/// The metadata key naming the policy's prior (DecisionSource.h), whose
+/// logits run() adds to the network's; absent or empty: none.
+constexpr const char kPriorKey[] = "mlir_rl.prior";
 
 /// The exported actor's interface: (observation [B, obs], mask [B, mask])
 /// -> (kind logits [B, A], tile logits [B, T, N, M], pointer logits [B, N]).
@@ -48,7 +51,8 @@ public:
                                           std::string &error);
   ~OnnxPolicy();
 
-  /// Runs the actor on one observation and its flat masks. The actor is a
+  /// Runs the actor on one observation and its flat masks (adding its
+  /// prior's logits, where the model names one). The actor is a
   /// pure function: results are memoized by (observation, mask), which
   /// repeat across the ops of a model with repeated shapes (MobileNetV2:
   /// 602 distinct of 1,591).
@@ -61,6 +65,8 @@ public:
   int64_t getNumMemoHits() const { return numMemoHits; }
 
   const std::string &getModelPath() const { return modelPath; }
+  /// The prior the model's logits are a residual over ("" for none).
+  const std::string &getPrior() const { return prior; }
   const std::string &getLibraryPath() const { return libraryPath; }
   /// The loaded ONNX Runtime library's version ("1.23.2").
   const std::string &getLibraryVersion() const;
@@ -80,7 +86,7 @@ private:
   LogicalResult runSession(ArrayRef<float> observation, ArrayRef<uint8_t> mask,
                            PolicyLogits &logits, std::string &error);
   int64_t numInferences = 0, numMemoHits = 0;
-  std::string modelPath, libraryPath;
+  std::string modelPath, libraryPath, prior;
   std::map<std::string, std::string> metadata;
   const FeatureLayout *layout = nullptr;
 };
