@@ -99,6 +99,8 @@ def test_anchors_keep_the_starting_actors_schedules_beside_the_demonstrations(tm
     lines = []
     anchors = anchor_decisions(actor, [str(net)], lines.append)
     assert len(anchors) > 0 and lines and "net" in lines[0]
+    # Both forms the pass sees: as imported, and after mlir-rl-prepare.
+    assert "(imported)" in lines[0] and "(prepared)" in lines[1]
     matmuls = anchor_decisions(actor, [str(net)], lines.append,
                                keep=lambda op: op.kind == "matmul")
     assert 0 < len(matmuls) < len(anchors)
@@ -137,13 +139,15 @@ def test_a_warm_start_clones_demonstrations_and_anchors(tmp_path, varied_model):
     net.write_text(K.matmul_bias_relu(8, 64, 32))
     args = Args(dataset=str(ds), run_dir=str(tmp_path / "run"), memo_path=str(tmp_path / "m.sqlite"),
                 iterations=0, init_actor=str(varied_model), demonstrations=str(demos),
-                bc_epochs=1, anchors=str(net), anchor_free_rows=4)
+                bc_epochs=1, anchors=str(net), anchor_free_rows=4,
+                anchor_policy=str(varied_model))
     run = train(args, progress=False)
     ck = torch.load(run / "checkpoint.pt", weights_only=False)
     bc = [h["behaviour_cloning"] for h in ck["history"] if "behaviour_cloning" in h][0]
     assert len(bc["left_out"]) == 1 and names[1] in bc["left_out"][0]
     assert bc["decisions"] >= 1 and bc["anchor_decisions"] >= 3
     assert ck["provenance"]["anchors"] == str(net)
+    assert ck["provenance"]["anchor_policy"] == str(varied_model)
     assert ck["provenance"]["anchor_free_rows"] == 4  # 8 rows: the matmul stays anchored
 
 

@@ -97,10 +97,15 @@ class Args:
     """Imported networks on which behaviour cloning keeps the starting
     actor's own schedules (comma-separated MLIR files, or names of
     mlir_rl.data.torch_models.MODELS, imported and cached as the models
-    suite does): their ops, after mlir-rl-prepare and the pass's front end,
-    are scheduled by the actor as it starts and those decisions join the
-    demonstrations (each distinct decision once). Cloning alone moves ops
-    no demonstration shows (None: off)."""
+    suite does): their ops, in the forms the pass sees (the pass's front end
+    on the imported text, and on it after mlir-rl-prepare), are scheduled by
+    the actor as it starts (or ``anchor_policy``) and those decisions join
+    the demonstrations (each distinct decision once). Cloning alone moves
+    ops no demonstration shows (None: off)."""
+    anchor_policy: Optional[str] = None
+    """With ``anchors``: the exported policy (.onnx) whose decisions are
+    anchored instead of the starting actor's (for an actor that starts
+    elsewhere, such as a residual over a prior whose heads start at zero)."""
     anchor_free_rows: int = 0
     """With ``anchors``: the networks' matmuls with at most this many rows
     (batch-1 linear layers) are not anchored, so that demonstrations decide
@@ -314,6 +319,7 @@ class TrainingRun:
                 "dataset": args.dataset, "init_actor": args.init_actor,
                 "demonstrations": args.demonstrations if args.bc_epochs else None,
                 "anchors": args.anchors if args.bc_epochs else None,
+                "anchor_policy": args.anchor_policy if args.bc_epochs and args.anchors else None,
                 "anchor_free_rows": (args.anchor_free_rows
                                      if args.bc_epochs and args.anchors else None),
                 "bc_epochs": args.bc_epochs, "iterations": iteration,
@@ -403,8 +409,13 @@ def warm_start(run: TrainingRun) -> None:
         decisions = warmstart.demonstration_decisions(dict(run.programs), demos, left_out)
         demonstrated = len(decisions)
         if args.anchors:
+            if args.anchor_policy:
+                from mlir_rl.rl.export import actor_from_onnx
+                anchor_actor = actor_from_onnx(args.anchor_policy)
+            else:
+                anchor_actor = run.actor
             anchors = warmstart.anchor_decisions(
-                run.actor, [p.strip() for p in args.anchors.split(",") if p.strip()],
+                anchor_actor, [p.strip() for p in args.anchors.split(",") if p.strip()],
                 lambda line: print(line, flush=True),
                 keep=lambda op: not warmstart.is_thin_matmul(op, args.anchor_free_rows))
             decisions = warmstart.concat_decisions(decisions, anchors)

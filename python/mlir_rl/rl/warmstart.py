@@ -121,11 +121,13 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
 
     ``paths`` holds MLIR files of imported networks, or names of
     ``mlir_rl.data.torch_models.MODELS`` (imported with torch-mlir into the
-    models directory, cached, as the models suite does). Each network goes
-    through ``mlir-rl-prepare`` and the pass's front end, is scheduled greedily by
-    ``actor`` with the C++ loop the pass runs, and the schedule's decisions
-    on the ops ``keep`` accepts (default: all) are kept, each distinct
-    (observation, decision) once. Leave a network's batch-1 linear layers
+    models directory, cached, as the models suite does). Each network is
+    taken in the two forms the pass sees: the pass's front end on the
+    imported text (how the bench, the gate and torch.compile give it to the
+    pass) and on it after ``mlir-rl-prepare``. Each form is scheduled greedily
+    by ``actor`` with the C++ loop the pass runs, and the schedule's
+    decisions on the ops ``keep`` accepts (default: all) are kept, each
+    distinct (observation, decision) once. Leave a network's batch-1 linear layers
     out (``is_thin_matmul``) only where demonstrations show them in the
     networks' form (the front end makes them read [N, K] weights in place):
     without such demonstrations, cloning moved VGG-11's classifier to a
@@ -135,20 +137,22 @@ def anchor_decisions(actor: Actor, paths: list[str], log_line: Callable[[str], N
     steps, seen = [], set()
     for path in map(_network_file, paths):
         name = path.stem
-        text = front_end(prepare(path.read_text(), name), name)
-        module = Module.parse(text, name)
-        schedule = greedy_schedule(actor, module)
-        fresh = Module.parse(text, name)
-        kept = {op.id for op in fresh.ops() if keep(op)}
-        added = 0
-        for s in fresh.demonstrate(schedule):
-            key = (np.asarray(s.observation, dtype=np.float32).tobytes(), tuple(s.indices),
-                   int(s.phase))
-            if s.op in kept and key not in seen:
-                seen.add(key)
-                steps.append(s)
-                added += 1
-        log_line(f"anchor {name}: {len(kept)} ops kept, {added} distinct decisions")
+        imported = path.read_text()
+        for form, source in (("imported", imported), ("prepared", prepare(imported, name))):
+            text = front_end(source, name)
+            schedule = greedy_schedule(actor, Module.parse(text, name))
+            fresh = Module.parse(text, name)
+            kept = {op.id for op in fresh.ops() if keep(op)}
+            added = 0
+            for s in fresh.demonstrate(schedule):
+                key = (np.asarray(s.observation, dtype=np.float32).tobytes(),
+                       tuple(s.indices), int(s.phase))
+                if s.op in kept and key not in seen:
+                    seen.add(key)
+                    steps.append(s)
+                    added += 1
+            log_line(f"anchor {name} ({form}): {len(kept)} ops kept, "
+                     f"{added} distinct decisions")
     if not steps:
         raise ValueError("the anchors gave no decision")
     return _decisions(steps)
