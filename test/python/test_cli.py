@@ -231,7 +231,8 @@ def test_compare_policies_gives_a_verdict_per_suite(mlir_rl_cli, tmp_path):
     """scripts/compare_policies.py times two policies through the pass's
     pipeline on each suite named and says, per suite, whether the new one's
     geomean is at least the old one's (the gate a retrained policy passes
-    before it ships); the same policy twice gives the same schedules."""
+    before it ships); the same policy twice gives the same schedules, each
+    timed once."""
     import json
     import sys
     root = Path(__file__).resolve().parents[2]
@@ -246,6 +247,8 @@ def test_compare_policies_gives_a_verdict_per_suite(mlir_rl_cli, tmp_path):
     assert doc["suites"]["smoke"]["n"] == 3 and doc["suites"]["random:7"]["n"] == 12
     assert all(row["old_schedule"] == row["new_schedule"] and not row["outputs_differ"]
                for row in doc["rows"])
+    # The same code is one program, timed once: no noise enters the verdict.
+    assert all(row["old"] == row["new"] for row in doc["rows"]) and doc["new_wins_everywhere"]
     assert "new >= old on every suite:" in r.stdout
     bad = run(sys.executable, str(root / "scripts" / "compare_policies.py"), str(policy),
               str(policy), "--programs", "nope")
