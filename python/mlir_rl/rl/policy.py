@@ -113,15 +113,14 @@ class Actor(nn.Module):
         self.tile_head = layer_init(nn.Linear(self.cfg.hidden_size, lay.raw["tile_mask_size"]), 0.01)
         self.pointer_head = layer_init(nn.Linear(self.cfg.hidden_size, lay.raw["pointer_mask_size"]), 0.01)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor, with_prior: bool = True) -> Logits:
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> Logits:
         """Masked logits: the heads' outputs plus, for a residual actor
-        (``cfg.prior``) and unless ``with_prior`` is False, the prior's
-        logits. The exported network is the part without the prior (the
-        pass adds it)."""
+        (``cfg.prior``), the prior's logits. The exported network is the
+        part without the prior (the pass adds it)."""
         lay = self.lay
         h = self.embed(obs)
         kind, tile, pointer = self.kind_head(h), self.tile_head(h), self.pointer_head(h)
-        if self.cfg.prior and with_prior:
+        if self.cfg.prior:
             pk, pt, pp = prior_logits(self.cfg.prior, obs.detach().cpu().numpy())
             kind = kind + torch.from_numpy(pk).to(kind.dtype)
             tile = tile + torch.from_numpy(pt).to(tile.dtype)

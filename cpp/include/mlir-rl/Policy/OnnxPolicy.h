@@ -65,8 +65,6 @@ public:
   int64_t getNumMemoHits() const { return numMemoHits; }
 
   const std::string &getModelPath() const { return modelPath; }
-  /// The prior the model's logits are a residual over ("" for none).
-  const std::string &getPrior() const { return prior; }
   const std::string &getLibraryPath() const { return libraryPath; }
   /// The loaded ONNX Runtime library's version ("1.23.2").
   const std::string &getLibraryVersion() const;
