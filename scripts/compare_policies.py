@@ -112,12 +112,11 @@ def main() -> int:
             # bench does). Timed apart, the same code differed by 22% on a
             # depthwise convolution (gate of 2026-11-29), noise a verdict
             # would count as a policy's win or loss.
-            if scheduled[0].ir() == scheduled[1].ir():
-                timed = time_alternating(scheduled[:1], rounds=args.rounds, runs=args.runs,
-                                         threads=args.threads) * 2
-            else:
-                timed = time_alternating(scheduled, rounds=args.rounds, runs=args.runs,
-                                         threads=args.threads)
+            same = scheduled[0].ir() == scheduled[1].ir()
+            timed = time_alternating(scheduled[:1] if same else scheduled, rounds=args.rounds,
+                                     runs=args.runs, threads=args.threads)
+            if same:
+                timed *= 2
             bad = [not outputs_match(t.outputs, base.outputs)[0] for t in timed]
             wrong += sum(bad)
             old, new = (base.median / t.median for t in timed)

@@ -3,13 +3,13 @@ network's logits are added to a prior's, in training (the PyTorch actor) and
 in the pass (the exported model names its prior, OnnxPolicy adds it), so a
 residual of zero decides as the prior does and both paths decide alike."""
 import pytest
-import torch
 
 import mlir_rl
 from mlir_rl.core import layout, prior_logits
 from mlir_rl.data import kernels as K
 from mlir_rl.rl.export import actor_from_onnx, export_checkpoint
-from mlir_rl.rl.policy import Actor, PolicyConfig, greedy_schedule, new_checkpoint
+from mlir_rl.rl.policy import (Actor, PolicyConfig, greedy_schedule, load_actor,
+                                new_checkpoint)
 
 from policy_fixtures import varied_checkpoint
 
@@ -31,9 +31,9 @@ def _residual_checkpoint(scale: float | None) -> dict:
     ck = new_checkpoint(seed=3) if scale is None else varied_checkpoint(seed=3, scale=scale)
     ck["config"] = {**ck["config"], "prior": "heuristic"}
     if scale is None:
-        for k in ("kind_head", "tile_head", "pointer_head"):
-            ck["actor"][f"{k}.weight"] = torch.zeros_like(ck["actor"][f"{k}.weight"])
-            ck["actor"][f"{k}.bias"] = torch.zeros_like(ck["actor"][f"{k}.bias"])
+        actor = load_actor(ck)
+        actor.zero_residual()
+        ck["actor"] = actor.state_dict()
     return ck
 
 
