@@ -639,3 +639,45 @@ def test_unrolled_nhwc_depthwise_keeps_its_outputs(window, mlir_rl_opt):
          "canonicalize,cse)"], input=text, capture_output=True, text=True, check=True).stdout
     assert "linalg.depthwise" not in after
     _assert_same_outputs(text, after)
+
+
+def _conv_1d(op: str, n: int, c: int, size: int, f: int, k: int, stride: int,
+             dilation: int, elt: str = "f32") -> str:
+    out = (size - dilation * (k - 1) - 1) // stride + 1
+    shapes = {"conv_1d_ncw_fcw": ([n, c, size], [f, c, k], [n, f, out]),
+              "conv_1d_nwc_wcf": ([n, size, c], [k, c, f], [n, out, f]),
+              "depthwise_conv_1d_ncw_cw": ([n, c, size], [c, k], [n, c, out]),
+              "depthwise_conv_1d_nwc_wc": ([n, size, c], [k, c], [n, out, c])}[op]
+    x, w, o = ("tensor<" + "x".join(map(str, s)) + f"x{elt}>" for s in shapes)
+    zero = "0.0" if elt.startswith("f") else "0"
+    return (f"func.func @main(%x: {x}, %w: {w}) -> {o} {{\n"
+            f"  %z = arith.constant {zero} : {elt}\n  %e = tensor.empty() : {o}\n"
+            f"  %f = linalg.fill ins(%z : {elt}) outs(%e : {o}) -> {o}\n"
+            f"  %r = linalg.{op} {{dilations = dense<{dilation}> : vector<1xi64>, "
+            f"strides = dense<{stride}> : vector<1xi64>}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
+            f"  return %r : {o}\n}}\n")
+
+
+CONVS_1D = [  # op, n, c, width, f, kernel, stride, dilation, element type
+    ("conv_1d_ncw_fcw", 1, 16, 67, 24, 3, 2, 1, "f32"), ("conv_1d_ncw_fcw", 1, 1, 130, 32, 10, 5, 1, "f32"),
+    ("conv_1d_ncw_fcw", 2, 8, 40, 8, 3, 1, 2, "f64"), ("conv_1d_nwc_wcf", 1, 12, 50, 16, 5, 1, 1, "f32"),
+    ("conv_1d_nwc_wcf", 2, 3, 33, 4, 2, 2, 1, "i32"), ("depthwise_conv_1d_ncw_cw", 1, 16, 64, 16, 7, 1, 1, "f32"),
+    ("depthwise_conv_1d_nwc_wc", 2, 24, 31, 24, 3, 2, 2, "f32"),
+]
+
+
+@pytest.mark.parametrize("conv", CONVS_1D, ids=lambda c: "-".join(map(str, c)))
+def test_1d_convolutions_are_rewritten_as_2d_ones_with_equal_outputs(conv):
+    """The front end lifts a 1-D convolution to the 2-D op of its layout
+    (a unit height), which it then rewrites as it does 2-D ones: no 1-D
+    convolution and no op of unknown kind is left; outputs equal, as
+    prepared and scheduled by the policy."""
+    text = _conv_1d(*conv)
+    assert [o.kind for o in mlir_rl.Module.parse(text).ops()] == ["fill", "unknown"]
+    after = mlir_rl.prepare(text)
+    assert "conv_1d" not in after
+    kinds = [o.kind for o in mlir_rl.Module.parse(after).ops()]
+    assert "unknown" not in kinds, kinds
+    if not conv[0].startswith("depthwise"):
+        assert "linalg.conv_2d" not in after and "matmul" in kinds, kinds
+    _assert_same_outputs(text, after)

@@ -807,6 +807,91 @@ void fuseInputTranspose(RewriterBase &rewriter, linalg::GenericOp transpose) {
   fuseProducerInto(rewriter, t.getDefiningOp<linalg::GenericOp>());
 }
 
+/// A 1-D convolution as the 2-D one of the same layout with a unit height
+/// (conv_1d_ncw_fcw as conv_2d_nchw_fchw, conv_1d_nwc_wcf as
+/// conv_2d_nhwc_hwcf, depthwise_conv_1d_{ncw_cw,nwc_wc} as
+/// depthwise_conv_2d_{nchw_chw,nhwc_hwc}), its operands expanded by a unit
+/// dimension and its result collapsed back: the rewrites of 2-D
+/// convolutions (im2col and a matmul, windows unrolled) then apply, and
+/// the analysis knows the op's kind. Static shapes only; returns whether it
+/// rewrote `op`.
+bool liftConv1D(RewriterBase &rewriter, linalg::LinalgOp op) {
+  // Where the unit dimension goes in the input/output and in the filter.
+  int64_t ioUnit, filterUnit;
+  DenseIntElementsAttr strides, dilations;
+  if (auto c = dyn_cast<linalg::Conv1DNcwFcwOp>(op.getOperation()))
+    ioUnit = 2, filterUnit = 2, strides = c.getStrides(),
+    dilations = c.getDilations();
+  else if (auto c = dyn_cast<linalg::Conv1DNwcWcfOp>(op.getOperation()))
+    ioUnit = 1, filterUnit = 0, strides = c.getStrides(),
+    dilations = c.getDilations();
+  else if (auto c = dyn_cast<linalg::DepthwiseConv1DNcwCwOp>(op.getOperation()))
+    ioUnit = 2, filterUnit = 1, strides = c.getStrides(),
+    dilations = c.getDilations();
+  else if (auto c = dyn_cast<linalg::DepthwiseConv1DNwcWcOp>(op.getOperation()))
+    ioUnit = 1, filterUnit = 0, strides = c.getStrides(),
+    dilations = c.getDilations();
+  else
+    return false;
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !strides || !dilations)
+    return false;
+  for (Value v : {op.getDpsInputs()[0], op.getDpsInputs()[1],
+                  op.getDpsInits()[0]}) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape())
+      return false;
+  }
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  // `v` with a unit dimension inserted at `at`.
+  auto expand = [&](Value v, int64_t at) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape.insert(shape.begin() + at, 1);
+    SmallVector<ReassociationIndices> re;
+    for (int64_t d = 0, e = t.getRank(); d < e; ++d) {
+      ReassociationIndices group{d + (d >= at ? 1 : 0)};
+      if (d == at)
+        group.insert(group.begin(), d);
+      else if (d == at - 1 && at == t.getRank())
+        group.push_back(d + 1);
+      re.push_back(group);
+    }
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, t.getElementType()), v,
+        re);
+  };
+  Value x = expand(op.getDpsInputs()[0], ioUnit);
+  Value w = expand(op.getDpsInputs()[1], filterUnit);
+  Value init = expand(op.getDpsInits()[0], ioUnit);
+  auto attr = [&](DenseIntElementsAttr a) {
+    return rewriter.getI64VectorAttr({1, *a.getValues<int64_t>().begin()});
+  };
+  TypeRange types{init.getType()};
+  ValueRange ins{x, w}, outs{init};
+  Operation *lifted;
+  if (isa<linalg::Conv1DNcwFcwOp>(op.getOperation()))
+    lifted = linalg::Conv2DNchwFchwOp::create(rewriter, loc, types, ins, outs,
+                                              attr(strides), attr(dilations));
+  else if (isa<linalg::Conv1DNwcWcfOp>(op.getOperation()))
+    lifted = linalg::Conv2DNhwcHwcfOp::create(rewriter, loc, types, ins, outs,
+                                              attr(strides), attr(dilations));
+  else if (isa<linalg::DepthwiseConv1DNcwCwOp>(op.getOperation()))
+    lifted = linalg::DepthwiseConv2DNchwChwOp::create(
+        rewriter, loc, types, ins, outs, attr(strides), attr(dilations));
+  else
+    lifted = linalg::DepthwiseConv2DNhwcHwcOp::create(
+        rewriter, loc, types, ins, outs, attr(strides), attr(dilations));
+  // The collapse is the expansion's inverse: the init's reassociation.
+  auto initExpand = init.getDefiningOp<tensor::ExpandShapeOp>();
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, op->getResult(0).getType(), lifted->getResult(0),
+      initExpand.getReassociationIndices());
+  rewriter.replaceOp(op, result);
+  return true;
+}
+
 /// Channels of a pixel-row convolution's input are a multiple of this.
 constexpr int64_t kPixelRowChannels = 8;
 
@@ -829,6 +914,14 @@ struct ConvToMatmulPass
             << " is not a power of two (1 for no padding)";
         return signalPassFailure();
       }
+    }
+    // 1-D convolutions first, as 2-D ones with a unit height.
+    {
+      SmallVector<linalg::LinalgOp> oneD;
+      getOperation()->walk([&](linalg::LinalgOp op) { oneD.push_back(op); });
+      IRRewriter rewriter(&getContext());
+      for (linalg::LinalgOp op : oneD)
+        liftConv1D(rewriter, op);
     }
     SmallVector<std::pair<linalg::LinalgOp, ConvShape>> convs;
     getOperation()->walk([&](linalg::LinalgOp op) {

@@ -312,7 +312,9 @@ def random_suite(seed: int, count: int = 12, max_flops: float = 2e9) -> list[Pee
     token-count rows, 197 and 1000 wide), batch matmuls with a fill (not
     yet without: a kernel that accumulates into its argument writes it in
     place, and the harness's inputs change under it), linear + GELU,
-    NCHW/NHWC convolutions (3x3 and 1x1, stride 1 and 2), depthwise
+    NCHW/NHWC convolutions (3x3 and 1x1, stride 1 and 2), 1-D NCW
+    convolutions (wav2vec2's feature encoder: 10 taps stride 5, 3 and 2
+    taps stride 2), depthwise
     convolutions, max poolings, softmax and layer norm over rows of 64 to
     8,192, elementwise adds and ReLUs, sums over either axis -- each under
     about 2 GFLOP (``max_flops``) and 64 MB, with the peers' code. A fresh draw per seed, so
@@ -361,6 +363,17 @@ def random_suite(seed: int, count: int = 12, max_flops: float = 2e9) -> list[Pee
         return (f"conv_nhwc_{c}x{h}_{f}_k{kk}s{stride}", K.conv2d_nhwc(1, h, h, c, kk, kk, f, stride),
                 (lambda i, w, s=stride: _conv_nhwc(i, w, s), None), flops, 4 * (c * h * h + f * size * size))
 
+    def conv1d():
+        # Audio and sequence models: wav2vec2's feature encoder (a 10-tap
+        # stride-5 first layer from one channel), 3- and 2-tap stride-2 layers.
+        c, f = rng.choice([1] + channels), rng.choice(channels)
+        size, (kk, stride) = rng.choice([49, 99, 199, 399, 799, 1599, 3199]), \
+            rng.choice([(10, 5), (3, 2), (3, 1), (2, 2), (5, 1)])
+        w = (size - 1) * stride + kk
+        return (f"conv1d_ncw_{c}x{w}_{f}_k{kk}s{stride}", K.conv1d_ncw(1, c, w, f, kk, stride),
+                (lambda i, k, s=stride: F.conv1d(i, k, stride=s), None),
+                2 * size * f * c * kk, 4 * (c * w + f * c * kk + f * size))
+
     def depthwise():
         c, size, stride = rng.choice(channels), rng.choice(spatial), rng.choice([1, 2])
         h = (size - 1) * stride + 3
@@ -402,7 +415,7 @@ def random_suite(seed: int, count: int = 12, max_flops: float = 2e9) -> list[Pee
         return (f"sum_axis{axis}_{m}x{n}", _reduce_sum(m, n, axis),
                 (lambda x, a=axis: x.sum(a), lambda x, a=axis: x.sum(a)), m * n, 4 * m * n)
 
-    kinds = [(matmul, 3), (bmm, 1.5), (linear_gelu, 1), (conv, 2.5), (depthwise, 1), (pool, 1),
+    kinds = [(matmul, 3), (bmm, 1.5), (linear_gelu, 1), (conv, 2.5), (conv1d, 1), (depthwise, 1), (pool, 1),
              (softmax, 1.5), (layer_norm, 1), (elementwise, 1), (reduction, 1)]
     out: list[PeerKernel] = []
     names: set[str] = set()

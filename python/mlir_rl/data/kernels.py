@@ -39,8 +39,8 @@ def _out_size(size: int, kernel: int, stride: int) -> int:
 
 
 def _windowed(op: str, inputs: Sequence[Sequence[int]], out: Sequence[int], stride: int,
-              fill: str = "0.0", window: Sequence[int] = ()) -> str:
-    """A strided 2-D convolution or pooling op ``op`` on function arguments
+              fill: str = "0.0", window: Sequence[int] = (), spatial: int = 2) -> str:
+    """A strided convolution or pooling op ``op`` (``spatial`` window dimensions) on function arguments
     (%I and, for convolutions, %K), accumulating into a filled output; a
     pooling op's window is a ``tensor.empty`` of shape ``window``."""
     types = [_t(shape) for shape in inputs]
@@ -52,8 +52,8 @@ def _windowed(op: str, inputs: Sequence[Sequence[int]], out: Sequence[int], stri
         body += f"  %win = tensor.empty() : {_t(window)}\n"
         names, types = names + ["%win"], types + [_t(window)]
     return (f"func.func @main({args}) -> {o} {{\n" + body +
-            f"  %r = linalg.{op} {{dilations = dense<1> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins({', '.join(names)} : "
+            f"  %r = linalg.{op} {{dilations = dense<1> : tensor<{spatial}xi64>, "
+            f"strides = dense<{stride}> : tensor<{spatial}xi64>}} ins({', '.join(names)} : "
             f"{', '.join(types)}) outs(%O : {o}) -> {o}\n"
             f"  return %r : {o}\n}}\n")
 
@@ -62,6 +62,12 @@ def conv2d_nchw(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int,
                 stride: int = 1) -> str:
     oh, ow = _out_size(h, kh, stride), _out_size(w, kw, stride)
     return _windowed("conv_2d_nchw_fchw", [[n, c, h, w], [f, c, kh, kw]], [n, f, oh, ow], stride)
+
+
+def conv1d_ncw(n: int, c: int, w: int, f: int, k: int, stride: int = 1) -> str:
+    """A 1-D convolution as torch-mlir imports ``nn.Conv1d`` (NCW, FCW)."""
+    return _windowed("conv_1d_ncw_fcw", [[n, c, w], [f, c, k]], [n, f, _out_size(w, k, stride)],
+                     stride, spatial=1)
 
 
 def conv2d_nhwc(n: int, h: int, w: int, c: int, kh: int, kw: int, f: int,

@@ -7,8 +7,8 @@ just the text, so that a failure can be shrunk by removing nodes (their
 results become function arguments) while the op ids of the schedule that
 failed are renumbered.
 
-Coverage: every op kind the features name (matmul, batch matmul, 2-D
-convolutions plain and depthwise, pooling, add, fill, generic) and named ops
+Coverage: every op kind the features name (matmul, batch matmul, 1-D and
+2-D convolutions plain and depthwise, pooling, add, fill, generic) and named ops
 the classifier calls unknown (reduce, broadcast, transpose, map, copy,
 matvec, sub/mul/max/min); chains, results used twice (by two consumers, or
 returned and consumed), multi-result ops and functions; sizes that are odd,
@@ -338,6 +338,19 @@ def _render(node: Node, ins: list[str], tys: list[TensorType], p: str,
         lines.append(f"%{p} = {op}{maps} ins({ins[0]}, {ins[1]} : {tys[0]}, {tys[1]}) "
                      f"outs({acc} : {out}) -> {out}")
         return lines, [f"%{p}"]
+    if k in ("conv1d", "depthwise1d"):
+        lines += _fill(p, "acc", out, "zero")
+        nwc = a["layout"] == "nwc"
+        if k == "conv1d":
+            op = "conv_1d_nwc_wcf" if nwc else "conv_1d_ncw_fcw"
+        else:
+            op = "depthwise_conv_1d_nwc_wc" if nwc else "depthwise_conv_1d_ncw_cw"
+        (s,), (d,) = a["strides"], a["dilations"]
+        lines.append(f"%{p} = linalg.{op} {{dilations = dense<{d}> : tensor<1xi64>, "
+                     f"strides = dense<{s}> : tensor<1xi64>}} "
+                     f"ins({ins[0]}, {ins[1]} : {tys[0]}, {tys[1]}) "
+                     f"outs(%{p}_acc : {out}) -> {out}")
+        return lines, [f"%{p}"]
     if k in ("conv", "depthwise", "pool"):
         init = "zero"
         if k == "pool" and a["reduce"] == "max":
@@ -592,7 +605,8 @@ def _try_node(b: _Builder, x: Ref) -> Optional[Ref]:
                                    "expand", "collapse", "slice", "pad"]
     if r == 3:
         kinds += ["batch_matmul"] * 3 + ["transpose", "reduce", "reduce_generic", "broadcast",
-                                         "collapse", "expand", "slice"]
+                                         "collapse", "expand", "slice"] + \
+                 ["conv1d"] * 2 + ["depthwise1d"]
     if r == 4:
         kinds += ["conv"] * 4 + ["depthwise"] * 3 + ["pool"] * 3 + \
                  ["transpose", "reduce", "collapse", "pad", "slice"]
@@ -666,6 +680,28 @@ def _try_node(b: _Builder, x: Ref) -> Optional[Ref]:
         m = b.dim()
         a = b.arg(new((m, k), dt))
         return b.add("matvec", [a, x], {}, [new((m,), dt)], 2)
+    if kind in ("conv1d", "depthwise1d"):
+        layout = rng.choice(("nwc", "ncw"))
+        nwc = layout == "nwc"
+        n, w, c = t.shape if nwc else (t.shape[0], t.shape[2], t.shape[1])
+        win = _window(b, w)
+        if win is None:
+            return None
+        k, s, d = win
+        ow = _out(w, k, s, d)
+        attrs = {"layout": layout, "strides": [s], "dilations": [d]}
+        if kind == "conv1d":
+            f = b.dim(32)
+            if _iterations(n, ow, f, c, k) > MAX_ITERATIONS or n * ow * f > MAX_ELEMENTS:
+                return None
+            kt = new((k, c, f) if nwc else (f, c, k), dt)
+            res = new((n, ow, f) if nwc else (n, f, ow), dt)
+            return b.add("conv1d", [x, b.arg(kt)], attrs, [res], 2)
+        if _iterations(n, ow, c, k) > MAX_ITERATIONS:
+            return None
+        kt = new((k, c) if nwc else (c, k), dt)
+        res = new((n, ow, c) if nwc else (n, c, ow), dt)
+        return b.add("depthwise1d", [x, b.arg(kt)], attrs, [res], 2)
     if kind in ("conv", "depthwise", "pool"):
         layout = "nhwc" if kind == "depthwise" else rng.choice(("nhwc", "nchw"))
         if layout == "nhwc":

@@ -440,7 +440,7 @@ def UntieEmpties : Pass<"mlir-rl-untie-empties"> {
 }
 
 def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
-  let summary = "Rewrite 2-D convolutions as an im2col copy and a matmul";
+  let summary = "Rewrite 1-D and 2-D convolutions as an im2col copy and a matmul";
   let description = [{
     Step of `mlir-rl-prepare`, after elementwise fusion and before the
     inits are untied. A `linalg.conv_2d_nchw_fchw` (or
@@ -452,7 +452,12 @@ def ConvToMatmul : Pass<"mlir-rl-conv-to-matmul"> {
     taps one generic with window maps (which the vectorizer refuses); then a
     `tensor.collapse_shape` of it to `[N, C*KH*KW, OH*OW]`, and a
     matmul-like generic of the flattened filter with it, whose result is
-    expanded back to the convolution's shape. A 1x1 convolution with stride
+    expanded back to the convolution's shape. 1-D convolutions
+    (`conv_1d_ncw_fcw`, `conv_1d_nwc_wcf`, `depthwise_conv_1d_ncw_cw`,
+    `depthwise_conv_1d_nwc_wc`) with static shapes first become the 2-D op
+    of their layout with a unit height between reshapes, and are then
+    rewritten as 2-D ones are (depthwise ones by `mlir-rl-unroll-windows`).
+    A 1x1 convolution with stride
     1 needs no copy: the input is only collapsed. The scheduler then applies
     its matmul schedules (tiling, parallelization, vectorization to
     `vector.contract`) to convolutions, which it cannot vectorize as well as

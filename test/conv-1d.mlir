@@ -1,0 +1,73 @@
+// mlir-rl-conv-to-matmul lifts 1-D convolutions to the 2-D op of their
+// layout with a unit height (min-macs=1000000000 stops there: the 2-D ops are
+// then too small to rewrite further), then rewrites them as 2-D ones; a 1-D
+// convolution of dynamic shape is left alone.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul{min-macs=1000000000})' | FileCheck %s
+// RUN: %mlir_rl_opt %s -p 'builtin.module(mlir-rl-conv-to-matmul,canonicalize)' | FileCheck %s --check-prefix=MATMUL
+// Prepared, scheduled by the policy and lowered: the result verifies.
+// RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
+// RUN:   -p 'builtin.module(mlir-rl-prepare,linalg-rl-schedule,mlir-rl-lower)' -o /dev/null
+
+// CHECK-LABEL: func.func @ncw
+// CHECK:         %[[X:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 1, 67] : tensor<1x16x67xf32> into tensor<1x16x1x67xf32>
+// CHECK:         %[[W:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [24, 16, 1, 3] : tensor<24x16x3xf32> into tensor<24x16x1x3xf32>
+// CHECK:         %[[O:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [1, 24, 1, 32] : tensor<1x24x32xf32> into tensor<1x24x1x32xf32>
+// CHECK:         %[[C:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>} ins(%[[X]], %[[W]] : tensor<1x16x1x67xf32>, tensor<24x16x1x3xf32>) outs(%[[O]] : tensor<1x24x1x32xf32>)
+// CHECK:         tensor.collapse_shape %[[C]] {{\[}}[0], [1], [2, 3]] : tensor<1x24x1x32xf32> into tensor<1x24x32xf32>
+// MATMUL-LABEL: func.func @ncw
+// MATMUL-NOT:   linalg.conv
+// MATMUL:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// MATMUL-NOT:   linalg.conv
+// MATMUL:       return
+func.func @ncw(%x: tensor<1x16x67xf32>, %w: tensor<24x16x3xf32>) -> tensor<1x24x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x24x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x24x32xf32>) -> tensor<1x24x32xf32>
+  %r = linalg.conv_1d_ncw_fcw {dilations = dense<2> : vector<1xi64>, strides = dense<2> : vector<1xi64>}
+         ins(%x, %w : tensor<1x16x67xf32>, tensor<24x16x3xf32>) outs(%f : tensor<1x24x32xf32>) -> tensor<1x24x32xf32>
+  return %r : tensor<1x24x32xf32>
+}
+
+// CHECK-LABEL: func.func @nwc
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3]] output_shape [2, 1, 50, 12] : tensor<2x50x12xf32> into tensor<2x1x50x12xf32>
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2], [3]] output_shape [1, 5, 12, 16] : tensor<5x12x16xf32> into tensor<1x5x12x16xf32>
+// CHECK:         linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3]] : tensor<2x1x46x16xf32> into tensor<2x46x16xf32>
+// MATMUL-LABEL: func.func @nwc
+// MATMUL-NOT:   linalg.conv
+// MATMUL:       return
+func.func @nwc(%x: tensor<2x50x12xf32>, %w: tensor<5x12x16xf32>, %o: tensor<2x46x16xf32>) -> tensor<2x46x16xf32> {
+  %r = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+         ins(%x, %w : tensor<2x50x12xf32>, tensor<5x12x16xf32>) outs(%o : tensor<2x46x16xf32>) -> tensor<2x46x16xf32>
+  return %r : tensor<2x46x16xf32>
+}
+
+// CHECK-LABEL: func.func @depthwise_ncw
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [16, 1, 7] : tensor<16x7xf32> into tensor<16x1x7xf32>
+// CHECK:         linalg.depthwise_conv_2d_nchw_chw
+// MATMUL-LABEL: func.func @depthwise_ncw
+// MATMUL:       linalg.depthwise_conv_2d_nchw_chw
+func.func @depthwise_ncw(%x: tensor<1x16x64xf32>, %w: tensor<16x7xf32>, %o: tensor<1x16x58xf32>) -> tensor<1x16x58xf32> {
+  %r = linalg.depthwise_conv_1d_ncw_cw {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+         ins(%x, %w : tensor<1x16x64xf32>, tensor<16x7xf32>) outs(%o : tensor<1x16x58xf32>) -> tensor<1x16x58xf32>
+  return %r : tensor<1x16x58xf32>
+}
+
+// CHECK-LABEL: func.func @depthwise_nwc
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2]] output_shape [1, 3, 24] : tensor<3x24xf32> into tensor<1x3x24xf32>
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<[1, 2]> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>}
+func.func @depthwise_nwc(%x: tensor<2x31x24xf32>, %w: tensor<3x24xf32>, %o: tensor<2x14x24xf32>) -> tensor<2x14x24xf32> {
+  %r = linalg.depthwise_conv_1d_nwc_wc {dilations = dense<2> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}
+         ins(%x, %w : tensor<2x31x24xf32>, tensor<3x24xf32>) outs(%o : tensor<2x14x24xf32>) -> tensor<2x14x24xf32>
+  return %r : tensor<2x14x24xf32>
+}
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         linalg.conv_1d_ncw_fcw
+// MATMUL-LABEL: func.func @dynamic
+// MATMUL:       linalg.conv_1d_ncw_fcw
+func.func @dynamic(%x: tensor<?x8x20xf32>, %w: tensor<8x8x3xf32>, %o: tensor<?x8x18xf32>) -> tensor<?x8x18xf32> {
+  %r = linalg.conv_1d_ncw_fcw {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+         ins(%x, %w : tensor<?x8x20xf32>, tensor<8x8x3xf32>) outs(%o : tensor<?x8x18xf32>) -> tensor<?x8x18xf32>
+  return %r : tensor<?x8x18xf32>
+}
