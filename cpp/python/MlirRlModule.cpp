@@ -355,6 +355,10 @@ NB_MODULE(_core, m) {
       .def_ro("iterators", &OpInfo::iterators)
       .def_ro("indexing_maps", &OpInfo::indexingMaps)
       .def_ro("operand_types", &OpInfo::operandTypes)
+      .def_ro("flops", &OpInfo::flops,
+              "arithmetic operations of the op in its current form "
+              "(iterations x arithmetic ops of the body; 0 once "
+              "transformed or where a loop is dynamic)")
       .def_ro("history", &OpInfo::history)
       .def_ro("phase", &OpInfo::phase)
       .def_prop_ro("done",

@@ -2,6 +2,7 @@
 #include "Program.h"
 
 #include "mlir-rl/ActionSpace/Decoding.h"
+#include "mlir-rl/Analysis/Features.h"
 #include "mlir-rl/ActionSpace/ScheduleText.h"
 #include "mlir-rl/Pipeline/Registration.h"
 #include "mlir-rl/Pipeline/SchedulePipeline.h"
@@ -267,6 +268,10 @@ std::vector<OpInfo> Program::getOps() const {
                                      : DecisionPhase::Done,
                          {}, {}});
     if (linalg::LinalgOp op = impl->sched().lookup(r.id)) {
+      int64_t iterations = 1;
+      for (int64_t b : op.getStaticLoopRanges())
+        iterations = ShapedType::isDynamic(b) ? 0 : iterations * b;
+      out.back().flops = iterations * countArithmeticPerIteration(op);
       for (AffineMap m : op.getIndexingMapsArray()) {
         std::string text;
         llvm::raw_string_ostream os(text);

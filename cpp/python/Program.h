@@ -44,6 +44,9 @@ struct OpInfo {
   /// transformed.
   std::vector<std::string> indexingMaps;
   std::vector<std::string> operandTypes;
+  /// Arithmetic operations of the op in its current form: iterations times
+  /// countArithmeticPerIteration (0 for ops already transformed).
+  int64_t flops = 0;
 };
 
 /// Legal choices now, in named parts (1 = allowed).

@@ -31,6 +31,14 @@ static int classifyArith(Operation *op) {
       });
 }
 
+int64_t countArithmeticPerIteration(linalg::LinalgOp op) {
+  int64_t count = 0;
+  for (Operation &inner : op->getRegion(0).front())
+    if (classifyArith(&inner) != 5)
+      ++count;
+  return count;
+}
+
 std::vector<float> computeOpFeatures(linalg::LinalgOp op,
                                      const OpScheduleState &state,
                                      const FeatureLayout &layout,

@@ -666,6 +666,10 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     if unknown:
         raise ValueError(f"unknown decision sources {unknown}; valid: "
                          f"{', '.join(DECISION_SOURCES)}")
+    # The host's limits first (measured once per host and thread count,
+    # then cached), before PyTorch's or the JIT's threads are about.
+    from mlir_rl.bench import roofline
+    peaks = roofline.host_peaks(threads)
     suite = get_suite(suite_name)
     if only:
         unknown = set(only) - {k.name for k in suite}
@@ -780,17 +784,19 @@ def run_suite(compare: tuple[str, ...] = COMPARATORS, model: str = "", runs: int
     from mlir_rl.bench import report as R
     contenders = ["unscheduled", "mlir-rl", *(f"mlir-rl-{s}" for s in sources),
                   *(["mlir-rl-search"] if search > 0 else []), *compare]
+    works = {k.name: roofline.work(k.text) for k in suite}
     kernels = [{"name": r.name, "schedule": r.schedule, "runs": r.runs,
                 **({"tuning": r.tuning} if r.tuning else {}),
                 **({"schedules": r.schedules} if r.schedules else {}),
                 "figures": {c: _as_result_figure(f) for c, f in r.figures.items()}}
                for r in results]
-    return R.new_result(
+    return roofline.annotate(R.new_result(
         suite_name, "unscheduled", contenders, kernels, threads, command=command, model=model,
         settings={"runs": runs, "warmup": warmup, "min_time": min_time, "search": search,
                   "decisions": ["policy", *sources],
                   "prepared": prepare or suite_name in PREPARED_SUITES,
-                  "python": platform.python_version(), "torch": torch.__version__})
+                  "python": platform.python_version(), "torch": torch.__version__}),
+        peaks, works)
 
 
 def _as_result_figure(f: Figure) -> dict:

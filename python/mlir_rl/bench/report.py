@@ -19,6 +19,13 @@ whole models through torch.compile) is written as one *result document*::
                                           "min_ms": 1.1, "max_ms": 1.4,
                                           "detail": "..."}, ...}}]}
 
+Suites and file benchmarks also carry the roofline (bench/roofline.py):
+``"roofline"`` (the host's FMA peak, L2/L3/DRAM bandwidth and caches), each
+kernel's ``"work"`` (``flops``, ``bytes`` of its arguments and results, the
+``level`` they fit in) and, in each figure with times, ``gflops``, ``gbs``,
+``bound`` and ``fraction`` (of the bound); older documents without them
+render as before.
+
 A figure's ``status`` is ``ok`` (then the three times are there),
 ``wrong_output``, ``failed`` or ``n/a``; a contender that failed is reported,
 never dropped. ``mlir-rl report`` reads the current document of each suite
@@ -298,6 +305,13 @@ def markdown_table(doc: dict) -> str:
     head = [f"{_label(base)} ms"] + [f"{_label(c)} ×" for c in shown]
     if mine and others:
         head.append("mlir-rl vs best peer")
+    # The roofline (bench/roofline.py): mlir-rl's rates and the fraction of
+    # the host's bound it reaches, and the fastest peer's fraction.
+    roof = bool(mine and doc.get("roofline") and any("work" in k for k in doc["kernels"]))
+    if roof:
+        head += ["mlir-rl GFLOP/s", "mlir-rl GB/s", "mlir-rl of bound"]
+        if others:
+            head.append("best peer of bound")
     lines = ["| kernel | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     for k in doc["kernels"]:
         row = sp[k["name"]]
@@ -309,6 +323,18 @@ def markdown_table(doc: dict) -> str:
         if mine and others:
             best = [row[c] for c in others if row[c]]
             cells.append(f"{row[mine] / max(best):.2f}" if best and row[mine] else "-")
+        if roof:
+            f = k["figures"].get(mine, {})
+            if "fraction" in f:
+                cells += [f"{f['gflops']:.1f}", f"{f['gbs']:.1f}",
+                          f"{100 * f['fraction']:.0f}% {f['bound']}"]
+            else:
+                cells += ["-"] * 3
+            if others:
+                fastest = min((k["figures"][c] for c in others
+                               if "fraction" in k["figures"].get(c, {})),
+                              key=lambda f: f["median_ms"], default=None)
+                cells.append(f"{100 * fastest['fraction']:.0f}%" if fastest else "-")
         lines.append(f"| {k['name']} | " + " | ".join(cells) + " |")
     g = geomeans(doc)
     cells = [""]
@@ -319,8 +345,16 @@ def markdown_table(doc: dict) -> str:
         best = [g.values[c] for c in others if g.complete(c) and g.values[c]]
         cells.append(f"{g.values[mine] / max(best):.2f}"
                      if best and g.values.get(mine) else "-")
+    if roof:
+        cells += [""] * (4 if others else 3)
     lines.append(f"| **geomean** ({g.kernels} of {len(doc['kernels'])} kernels) | "
                  + " | ".join(cells) + " |")
+    if roof:
+        from mlir_rl.bench.roofline import describe
+        lines += ["", f"Of bound: the time at the host's limit for the kernel's work (its "
+                  f"arithmetic at the FMA peak, or its arguments' and results' bytes at the "
+                  f"bandwidth of the level they fit in, whichever is longer) over the measured "
+                  f"time; {describe(doc['roofline'])}."]
     return "\n".join(lines)
 
 
@@ -333,7 +367,14 @@ def plot(doc: dict, path: str | Path) -> Path:
     sp = speedups(doc)
     names = [k["name"] for k in doc["kernels"]]
     shown = [c for c in doc["contenders"] if c != doc["baseline"] and any(sp[k][c] for k in sp)]
-    fig, ax = plt.subplots(figsize=(max(8.0, 0.9 * len(names) + 3), 4.8))
+    roof = doc.get("roofline") and any("work" in k for k in doc["kernels"])
+    width_in = max(8.0, 0.9 * len(names) + 3)
+    if roof:
+        fig, (ax, rax) = plt.subplots(1, 2, figsize=(width_in + 5, 4.8),
+                                      gridspec_kw={"width_ratios": [width_in, 5]})
+        _roofline_axes(doc, rax, shown)
+    else:
+        fig, ax = plt.subplots(figsize=(width_in, 4.8))
     width = 0.8 / max(1, len(shown))
     for i, c in enumerate(shown):
         vals = [sp[n][c] or 0.0 for n in names]
@@ -353,6 +394,44 @@ def plot(doc: dict, path: str | Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _roofline_axes(doc: dict, ax, shown: list[str]) -> None:
+    """Log-log roofline: GFLOP/s against arithmetic intensity (FLOP per byte
+    of arguments and results), the host's FMA peak and each level's
+    bandwidth as roofs, a point per kernel for mlir-rl and the fastest
+    peer."""
+    import numpy as np
+    r = doc["roofline"]
+    works = [k["work"] for k in doc["kernels"] if "work" in k and k["work"]["bytes"]]
+    if not works:
+        return
+    ai = [w["flops"] / w["bytes"] for w in works if w["flops"]] or [1.0]
+    x = np.logspace(np.log10(max(min(ai) / 4, 1e-3)), np.log10(max(ai) * 4), 200)
+    for level, bw in r["bandwidth_gbs"].items():
+        ax.plot(x, np.minimum(r["fma_gflops"], bw * x), linewidth=0.8, label=f"{level} roof")
+    others = [c for c in shown if not c.startswith("mlir-rl")]
+    for c, marker in (("mlir-rl", "o"), ("best peer", "x")):
+        pts = []
+        for k in doc["kernels"]:
+            w = k.get("work")
+            if not w or not w["flops"] or not w["bytes"]:
+                continue
+            if c == "mlir-rl":
+                f = k["figures"].get("mlir-rl", {})
+            else:
+                f = min((k["figures"][o] for o in others if "gflops" in k["figures"].get(o, {})),
+                        key=lambda f: f["median_ms"], default={})
+            if "gflops" in f:
+                pts.append((w["flops"] / w["bytes"], f["gflops"]))
+        if pts:
+            ax.scatter(*zip(*pts), marker=marker, s=22, label=c)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOP per byte of arguments and results")
+    ax.set_ylabel("GFLOP/s")
+    ax.legend(fontsize=7)
+    ax.set_title(f"roofline ({r['threads']} threads)", fontsize=9)
 
 
 # -- The report --------------------------------------------------------------------

@@ -50,6 +50,9 @@ class BenchResult:
     threads: int
     runs: int
     host: str
+    # The host's peaks (bench/roofline.py) and the function's (flops, bytes).
+    peaks: Optional[dict] = None
+    work: Optional[tuple[int, int]] = None
 
     def to_result(self, command: str = "", model: str = "") -> dict:
         """This benchmark as a result document (bench/report.py's schema):
@@ -68,9 +71,13 @@ class BenchResult:
                            f"max abs error {self.max_abs_error:.3g}")}
         kernel = {"name": Path(self.file).name, "schedule": self.schedule, "runs": self.runs,
                   "figures": figures}
-        return R.new_result(f"file:{Path(self.file).name}", "unscheduled",
-                            ["unscheduled", "mlir-rl"], [kernel], self.threads,
-                            settings={"runs": self.runs}, command=command, model=model)
+        doc = R.new_result(f"file:{Path(self.file).name}", "unscheduled",
+                           ["unscheduled", "mlir-rl"], [kernel], self.threads,
+                           settings={"runs": self.runs}, command=command, model=model)
+        if self.peaks and self.work:
+            from mlir_rl.bench import roofline
+            roofline.annotate(doc, self.peaks, {kernel["name"]: self.work})
+        return doc
 
     def summary(self) -> str:
         check = "equal" if self.outputs_match else "DIFFERENT"
@@ -83,7 +90,23 @@ class BenchResult:
             f"(min {self.scheduled_min_s * 1e3:.3f}, max {self.scheduled_max_s * 1e3:.3f})",
             f"speedup:    {self.speedup:.2f}x  ({self.runs} runs, {self.threads} threads)",
             f"outputs:    {check} (max abs error {self.max_abs_error:.3g})",
-        ])
+        ] + self._roofline_lines())
+
+    def _roofline_lines(self) -> list[str]:
+        if not (self.peaks and self.work):
+            return []
+        from mlir_rl.bench import roofline
+        flops, nbytes = self.work
+        lines = [f"work:       {flops / 1e9:.3g} GFLOP, {nbytes / 1e6:.3g} MB of arguments "
+                 f"and results (fits {roofline.level_of(nbytes, self.peaks)})"]
+        for label, seconds in (("baseline", self.baseline_median_s),
+                               ("scheduled", self.scheduled_median_s)):
+            a = roofline.attainment(seconds, flops, nbytes, self.peaks)
+            if a:
+                lines.append(f"{label + ':':11s} {a['gflops']:.1f} GFLOP/s, {a['gbs']:.1f} GB/s: "
+                             f"{100 * a['fraction']:.0f}% of the {a['bound']} bound")
+        lines.append(roofline.describe(self.peaks))
+        return lines
 
 
 def host_description() -> str:
@@ -95,7 +118,10 @@ def bench_module(module: Module, schedule: str,
     """Time ``module`` unscheduled and with ``schedule`` (empty: with the
     policy ``model``, default the shipped one, as the pass would); compare
     outputs."""
+    from mlir_rl.bench import roofline
     config = config or BenchConfig()
+    peaks = roofline.host_peaks(config.threads)
+    work = roofline.work(module.source, config.function)
     baseline = module.fresh()
     if config.prepare:
         from mlir_rl.core import prepare
@@ -122,7 +148,7 @@ def bench_module(module: Module, schedule: str,
         scheduled_max_s=sched_t.spread[1],
         speedup=speedup(base_t.median, sched_t.median),
         outputs_match=match, max_abs_error=err, threads=config.threads,
-        runs=config.runs, host=host_description())
+        runs=config.runs, host=host_description(), peaks=peaks, work=work)
 
 
 def wait_for_openmp_spin() -> None:

@@ -28,6 +28,12 @@ std::vector<float> computeOpFeatures(linalg::LinalgOp op,
                                      const FeatureLayout &layout,
                                      const LegalityConfig &legality);
 
+/// Arithmetic operations per iteration of `op` (the body's ops that the
+/// features count as arithmetic: add/sub, mul, div/rem, math functions,
+/// max/min/compare/select; not constants, casts or the yield): a matmul's
+/// 2. Times the iteration space, its floating-point (or integer) work.
+int64_t countArithmeticPerIteration(linalg::LinalgOp op);
+
 } // namespace mlir::rl
 
 #endif // MLIR_RL_ANALYSIS_FEATURES_H
