@@ -18,6 +18,73 @@ namespace {
 using Sizes = std::vector<int64_t>;
 } // namespace
 
+/// A row op: a generic over rows of its innermost loop, as softmax, layer
+/// norm and RMS norm are imported (torch-mlir: a max, an exp, a sum, a
+/// division; a mean, a variance, a scale): every loop parallel, or all but
+/// the innermost, which reduces (a row reduction); each operand either runs
+/// along the rows (the innermost loop is its last dimension: the row
+/// itself, or a per-column vector such as a norm's weight) or holds one
+/// value per row (it does not use the innermost loop: a row's max, sum or
+/// mean); the result is written in loop order. Not a copy, not a
+/// contraction (a matrix-vector product is the policy's), no index in the
+/// body; an all-parallel one reads a per-row value and not its output.
+static bool isRowOp(linalg::GenericOp op) {
+  int64_t n = op.getNumLoops();
+  if (n < 2 || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      linalg::isaContractionOpInterface(op))
+    return false;
+  auto iterators = op.getIteratorTypesArray();
+  for (int64_t i = 0; i + 1 < n; ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      return false;
+  bool reduction = iterators[n - 1] == utils::IteratorType::reduction;
+  Block &body = op.getRegion().front();
+  if (llvm::any_of(body,
+                   [](Operation &inner) { return isa<linalg::IndexOp>(inner); }))
+    return false;
+  // A copy (the copies' rule below), or an all-parallel op that reads its
+  // output (a pooling's or depthwise convolution's taps unrolled into one
+  // op: by rule, NHWC max poolings of 96 and 384 channels ran 1.2x slower).
+  if (body.getOperations().size() == 1 ||
+      (!reduction && !op.getMatchingBlockArgument(op.getDpsInitOperand(0))
+                          .use_empty()))
+    return false;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr row = getAffineDimExpr(n - 1, ctx);
+  bool alongRows = false, perRow = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return false;
+    if (map.getNumResults() > 0 && map.getResults().back() == row)
+      alongRows = true;
+    else if (map.isFunctionOfDim(n - 1))
+      return false;
+    else
+      perRow = true;
+  }
+  // An all-parallel one combines rows with per-row values (a max, a sum, a
+  // mean): taps of a window over rows of channels (a max pooling unrolled
+  // by mlir-rl-unroll-windows) stay the policy's.
+  if (!reduction && !perRow)
+    return false;
+  // The result: the loops in order (the innermost one only when it is
+  // parallel), with unit dimensions (a constant 0) anywhere.
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  int64_t next = 0;
+  for (AffineExpr e : out.getResults()) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return false;
+      continue;
+    }
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || (int64_t)d.getPosition() != next++)
+      return false;
+  }
+  return alongRows && next == (reduction ? n - 1 : n);
+}
+
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout) {
@@ -26,18 +93,21 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   // An elementwise generic over contiguous data: every operand through the
   // identity map (mlir-rl-flatten-elementwise's ops among them).
   bool elementwise = generic && isElementwiseOverWholeTensors(op);
+  bool rows = generic && !elementwise && op.hasPureTensorSemantics() &&
+              isRowOp(generic);
   if ((!generic && !fill) || !op.hasPureTensorSemantics() ||
-      (op.getNumDpsInputs() != 1 && !elementwise) ||
+      (op.getNumDpsInputs() != 1 && !elementwise && !rows) ||
       op.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops() || op.getNumLoops() < 2)
+      (op.getNumLoops() != op.getNumParallelLoops() && !rows) ||
+      op.getNumLoops() < 2)
     return std::nullopt;
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   int64_t lanes = getVectorLanes(element, legality);
   if (lanes < 1 || element.getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
   int64_t n = op.getNumLoops();
-  if (generic && !elementwise) {
+  if (generic && !elementwise && !rows) {
     Block &body = generic.getRegion().front();
     auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
     if (body.getOperations().size() != 1 || !yield ||
@@ -86,11 +156,23 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   // candidate), then outer loops while the tile holds at most
   // kVectorElements elements.
   constexpr int64_t kVectorElements = 128;
+  // A row op's body is more than a move (an exp, a division, a reduction's
+  // accumulator): rows longer than kVectorElements go in pieces of at most
+  // kRowVectorInnermost, with a second row beside where one fits. Whole
+  // 384-wide rows (TP(32,0) T(1,0) V) ran a 384x384 softmax 1.2x slower
+  // than the policy's decisions, pieces of 64 (T(2,64)) 1.3x faster
+  // (2026-11-29). Shorter rows stay whole (a 112-wide NCHW batch norm's in
+  // pieces of 16 would be 7 times the iterations).
+  constexpr int64_t kRowVectorInnermost = 64;
+  int64_t maxInner = rows && tile[n - 1] > kVectorElements
+                         ? std::min(kRowVectorInnermost,
+                                    legality.maxVectorInnermost)
+                         : legality.maxVectorInnermost;
   Sizes vector(n, 0);
   int64_t inner = tile[n - 1];
-  if (inner > legality.maxVectorInnermost) {
+  if (inner > maxInner) {
     inner = largest(tile[n - 1], [&](int64_t c) {
-      return c <= legality.maxVectorInnermost && c % lanes == 0;
+      return c <= maxInner && c % lanes == 0;
     });
     if (inner == 0)
       return std::nullopt;

@@ -295,8 +295,16 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     if (rec.state.history.empty())
       continue;
     auto rule = copyRules.find(rec.id);
-    if (rule != copyRules.end() && !fused.count(rec.id) && !fusesProducer(rec))
+    // A decision that fused only the fill of its accumulator (a row
+    // reduction's) gives way to the rule too: the rule takes the fill into
+    // its tiles instead (below).
+    bool fusesInitFill = fusesProducer(rec) && initFills.count(rec.producerId);
+    if (rule != copyRules.end() && !fused.count(rec.id) &&
+        (!fusesProducer(rec) || fusesInitFill)) {
       byRule[rec.id] = rule->second;
+      if (fusesInitFill)
+        fused.erase(rec.producerId);
+    }
     auto it = candidates.find(rec.id);
     if (it == candidates.end()) {
       decided[rec.id] = rec.state.history;
@@ -348,11 +356,17 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   for (const OpRecord &rec : plain.getOps()) {
     if (!initFills.count(rec.producerId) || fused.count(rec.producerId))
       continue;
-    auto it = decidedByRule.find(rec.id);
-    if (it == decidedByRule.end() || it->second.empty() ||
-        it->second.front().kind != ActionKind::TiledParallelization)
+    // The consumer's schedule: the rule's where it has one (a row
+    // reduction), else its decision.
+    std::vector<Action> *actions = nullptr;
+    if (auto own = byRule.find(rec.id); own != byRule.end())
+      actions = &own->second;
+    else if (auto it = decidedByRule.find(rec.id); it != decidedByRule.end())
+      actions = &it->second;
+    if (!actions || actions->empty() ||
+        actions->front().kind != ActionKind::TiledParallelization)
       continue;
-    it->second.front().kind = ActionKind::TiledFusion;
+    actions->front().kind = ActionKind::TiledFusion;
     byRule[rec.producerId] = {};
   }
   if (candidates.empty() && tiled == 0 && byRule.empty()) {

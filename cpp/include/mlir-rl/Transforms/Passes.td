@@ -149,7 +149,10 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "by rule: parallel over their outer loops, vectors along the "
            "rows; a fill that only initialises an accumulator goes into "
            "its consumer's tiles (the consumer's TP becomes a TF); "
-           "elementwise ops over contiguous data likewise">,
+           "elementwise ops over contiguous data likewise, and row ops "
+           "(softmax's, layer norm's: a reduction along the innermost "
+           "loop or a row-wise op with per-row values) in pieces of at "
+           "most 64 along the rows">,
     Option<"search", "search", "int", /*default=*/"0",
            "Compile-time tuning: for each op, measure the policy's K most "
            "likely schedules (a beam over its ranked alternatives) and NT, "
