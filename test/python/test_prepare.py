@@ -681,3 +681,55 @@ def test_1d_convolutions_are_rewritten_as_2d_ones_with_equal_outputs(conv):
     if not conv[0].startswith("depthwise"):
         assert "linalg.conv_2d" not in after and "matmul" in kinds, kinds
     _assert_same_outputs(text, after)
+
+
+# torch-mlir's layer-norm variance: the input widened to f64 once, read by a
+# sum and by the squared deviations' sum.
+WIDENED = """
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0, 0)>
+func.func @main(%x: tensor<32x256xf32>) -> (tensor<32x1xf64>, tensor<32x1xf64>) {
+  %z = arith.constant 0.0 : f64
+  %n = arith.constant 256.0 : f64
+  %e = tensor.empty() : tensor<32x256xf64>
+  %w = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<32x256xf32>) outs(%e : tensor<32x256xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %c = arith.extf %in : f32 to f64
+    linalg.yield %c : f64
+  } -> tensor<32x256xf64>
+  %e1 = tensor.empty() : tensor<32x1xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e1 : tensor<32x1xf64>) -> tensor<32x1xf64>
+  %s = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]}
+       ins(%w : tensor<32x256xf64>) outs(%f : tensor<32x1xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %a = arith.addf %in, %out : f64
+    linalg.yield %a : f64
+  } -> tensor<32x1xf64>
+  %m = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+       ins(%s : tensor<32x1xf64>) outs(%e1 : tensor<32x1xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %d = arith.divf %in, %n : f64
+    linalg.yield %d : f64
+  } -> tensor<32x1xf64>
+  %f2 = linalg.fill ins(%z : f64) outs(%e1 : tensor<32x1xf64>) -> tensor<32x1xf64>
+  %v = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]}
+       ins(%w, %m : tensor<32x256xf64>, tensor<32x1xf64>) outs(%f2 : tensor<32x1xf64>) {
+  ^bb0(%in: f64, %mean: f64, %out: f64):
+    %d = arith.subf %in, %mean : f64
+    %q = arith.mulf %d, %d : f64
+    %a = arith.addf %q, %out : f64
+    linalg.yield %a : f64
+  } -> tensor<32x1xf64>
+  return %m, %v : tensor<32x1xf64>, tensor<32x1xf64>
+}
+"""
+
+
+def test_a_cast_goes_into_each_consumer_instead_of_a_wider_copy():
+    """The widening cast read by two reductions is fused into both (each
+    casts as it reads): no 32x256 f64 tensor is left; outputs equal."""
+    after = mlir_rl.prepare(WIDENED)
+    assert "tensor<32x256xf64>" not in after, after
+    assert after.count("arith.extf") == 2
+    _assert_same_outputs(WIDENED, after)
