@@ -259,33 +259,16 @@ def host_peaks(threads: int, refresh: bool = False) -> dict:
     return peaks
 
 
-def _tensor_bytes(type_text: str) -> int:
-    """Bytes of a ranked tensor type ``tensor<2x3xf32>`` (0 if dynamic)."""
-    m = re.fullmatch(r"tensor<(.*)>", type_text.strip())
-    if not m:
-        return 0
-    *dims, elt = m.group(1).split("x")
-    if any(not d.isdigit() for d in dims):
-        return 0
-    return math.prod(int(d) for d in dims) * _ELEMENT_BYTES.get(elt, 4)
-
-
 def work(text: str, function: str = "") -> tuple[int, int]:
     """(arithmetic operations, compulsory bytes) of ``text``'s function
     (the first public one by default): the sum of its linalg ops' flops as
     given, and the bytes of its tensor arguments and results."""
     from mlir_rl.core import Module
     m = Module.parse(text, "work")
-    ops = m.ops()
-    fn = function or (ops[0].function if ops else "")
-    flops = sum(o.flops for o in ops if not fn or o.function == fn)
-    nbytes = 0
-    sig = re.search(r"func\.func\s+@" + (re.escape(fn) if fn else r"[\w$.]+") +
-                    r"\s*\((.*?)\)\s*(?:->\s*(\(.*?\)|[^{]+?))?\s*(?:attributes.*?)?\{",
-                    text, re.S)
-    if sig:
-        for t in re.findall(r"tensor<[^>]*>", sig.group(1) + (sig.group(2) or "")):
-            nbytes += _tensor_bytes(t)
+    sig = m.signature(function)
+    flops = sum(o.flops for o in m.ops() if o.function == sig["name"])
+    nbytes = sum(math.prod(t["shape"]) * _ELEMENT_BYTES.get(t["dtype"], 4)
+                 for t in sig["inputs"] + sig["outputs"])
     return flops, nbytes
 
 

@@ -179,8 +179,12 @@ Value skipReshapes(Value v);
 /// 7 % faster, VGG-11 10 % (measured 2026-11-27). So does an
 /// elementwise generic whose operands all go through the identity map
 /// (mlir-rl-flatten-elementwise gives such ops whole-register rows: a
-/// 1x512x14x14 add ran 1.5x faster, measured 2026-11-28). None when `op`
-/// is neither or no tiling fits `legality` and `layout`'s candidates.
+/// 1x512x14x14 add ran 1.5x faster, measured 2026-11-28). So does a row
+/// op (CopyRules.cpp: a reduction along the innermost loop, or an op over
+/// rows that reads a per-row value, as imported softmax and norms are),
+/// rows longer than 128 in vector pieces of 64 (an imported 512x1024
+/// softmax ran 5x faster, measured 2026-11-29). None when `op` is none of
+/// these or no tiling fits `legality` and `layout`'s candidates.
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout);
