@@ -62,6 +62,24 @@ def _cache_bytes() -> dict:
     return out
 
 
+def _store_sum(count: int, lanes: int, threads: int, shared: str) -> str:
+    """The lines that add a thread's ``count`` accumulators ``%r#i`` and
+    write the sum into its row of ``shared`` (a [threads, lanes] tensor),
+    ending its forall body."""
+    v, t = f"vector<{lanes}xf32>", f"tensor<{threads}x{lanes}xf32>"
+    lines, prev = [], "%r#0"
+    for i in range(1, count):
+        lines.append(f"    %s{i} = arith.addf {prev}, %r#{i} : {v}")
+        prev = f"%s{i}"
+    row = f"tensor<1x{lanes}xf32>"
+    return "\n".join(lines + [
+        f"    %row = tensor.empty() : {row}",
+        f"    %w = vector.transfer_write {prev}, %row[%c0, %c0] {{in_bounds = [true]}} : {v}, {row}",
+        "    scf.forall.in_parallel {",
+        f"      tensor.parallel_insert_slice %w into {shared}[%t, 0] [1, {lanes}] [1, 1] : {row} into {t}",
+        "    }"])
+
+
 def fma_kernel(threads: int, lanes: int, iterations: int) -> str:
     """Each thread: ``_ACCUMULATORS`` chains ``a = a * m + c`` of
     ``iterations`` vector FMAs (2 * lanes operations each)."""
@@ -69,10 +87,6 @@ def fma_kernel(threads: int, lanes: int, iterations: int) -> str:
     types = ", ".join([v] * a)
     inits = ", ".join(f"%a{i} = %v" for i in range(a))
     body = "\n".join(f"      %n{i} = vector.fma %a{i}, %m, %c : {v}" for i in range(a))
-    sums, prev = [], "%r#0"
-    for i in range(1, a):
-        sums.append(f"    %s{i} = arith.addf {prev}, %r#{i} : {v}")
-        prev = f"%s{i}"
     t = f"tensor<{threads}x{lanes}xf32>"
     return f"""func.func @main(%x: {t}) -> {t} {{
   %e = tensor.empty() : {t}
@@ -88,12 +102,7 @@ def fma_kernel(threads: int, lanes: int, iterations: int) -> str:
 {body}
       scf.yield {", ".join(f"%n{i}" for i in range(a))} : {types}
     }}
-{chr(10).join(sums)}
-    %row = tensor.empty() : tensor<1x{lanes}xf32>
-    %w = vector.transfer_write {prev}, %row[%c0, %c0] {{in_bounds = [true]}} : {v}, tensor<1x{lanes}xf32>
-    scf.forall.in_parallel {{
-      tensor.parallel_insert_slice %w into %o[%t, 0] [1, {lanes}] [1, 1] : tensor<1x{lanes}xf32> into {t}
-    }}
+{_store_sum(a, lanes, threads, "%o")}
   }}
   return %out : {t}
 }}
@@ -112,10 +121,6 @@ def read_kernel(threads: int, lanes: int, chunk: int, repeats: int) -> str:
         loads.append(f"        %l{i} = vector.transfer_read %x[%t, %j{i}], %pad {{in_bounds = [true]}} : {t}, {v}")
         loads.append(f"        %n{i} = arith.addf %b{i}, %l{i} : {v}")
     offsets = "\n".join(f"    %o{i} = arith.constant {i * lanes} : index" for i in range(8))
-    sums, prev = [], "%r#0"
-    for i in range(1, 8):
-        sums.append(f"    %s{i} = arith.addf {prev}, %r#{i} : {v}")
-        prev = f"%s{i}"
     out = f"tensor<{threads}x{lanes}xf32>"
     return f"""func.func @main(%x: {t}) -> {out} {{
   %e = tensor.empty() : {out}
@@ -135,12 +140,7 @@ def read_kernel(threads: int, lanes: int, chunk: int, repeats: int) -> str:
       }}
       scf.yield {", ".join(f"%q#{i}" for i in range(8))} : {types}
     }}
-{chr(10).join(sums)}
-    %row = tensor.empty() : tensor<1x{lanes}xf32>
-    %w = vector.transfer_write {prev}, %row[%c0, %c0] {{in_bounds = [true]}} : {v}, tensor<1x{lanes}xf32>
-    scf.forall.in_parallel {{
-      tensor.parallel_insert_slice %w into %oo[%t, 0] [1, {lanes}] [1, 1] : tensor<1x{lanes}xf32> into {out}
-    }}
+{_store_sum(8, lanes, threads, "%oo")}
   }}
   return %res : {out}
 }}
