@@ -290,13 +290,20 @@ def _conv(layout: str, n: int, c: int, size: int, f: int, k: int, stride: int,
     shapes = {"nchw_fchw": ([n, c, size, size], [f, c, k, k], [n, f, out, out]),
               "nhwc_hwcf": ([n, size, size, c], [k, k, c, f], [n, out, out, f]),
               "nhwc_fhwc": ([n, size, size, c], [f, k, k, c], [n, out, out, f])}[layout]
+    return _conv_text(f"conv_2d_{layout}", shapes, stride, dilation, elt, "tensor<2xi64>")
+
+
+def _conv_text(op: str, shapes, stride: int, dilation: int, elt: str, attr_type: str) -> str:
+    """A function computing the convolution ``op`` of its two arguments into
+    a zero-filled output, ``shapes`` being those of the input, the filter
+    and the output."""
     x, w, o = ("tensor<" + "x".join(map(str, s)) + f"x{elt}>" for s in shapes)
     zero = "0.0" if elt.startswith("f") else "0"
     return (f"func.func @main(%x: {x}, %w: {w}) -> {o} {{\n"
             f"  %z = arith.constant {zero} : {elt}\n  %e = tensor.empty() : {o}\n"
             f"  %f = linalg.fill ins(%z : {elt}) outs(%e : {o}) -> {o}\n"
-            f"  %r = linalg.conv_2d_{layout} {{dilations = dense<{dilation}> : tensor<2xi64>, "
-            f"strides = dense<{stride}> : tensor<2xi64>}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
+            f"  %r = linalg.{op} {{dilations = dense<{dilation}> : {attr_type}, "
+            f"strides = dense<{stride}> : {attr_type}}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
             f"  return %r : {o}\n}}\n")
 
 
@@ -648,14 +655,7 @@ def _conv_1d(op: str, n: int, c: int, size: int, f: int, k: int, stride: int,
               "conv_1d_nwc_wcf": ([n, size, c], [k, c, f], [n, out, f]),
               "depthwise_conv_1d_ncw_cw": ([n, c, size], [c, k], [n, c, out]),
               "depthwise_conv_1d_nwc_wc": ([n, size, c], [k, c], [n, out, c])}[op]
-    x, w, o = ("tensor<" + "x".join(map(str, s)) + f"x{elt}>" for s in shapes)
-    zero = "0.0" if elt.startswith("f") else "0"
-    return (f"func.func @main(%x: {x}, %w: {w}) -> {o} {{\n"
-            f"  %z = arith.constant {zero} : {elt}\n  %e = tensor.empty() : {o}\n"
-            f"  %f = linalg.fill ins(%z : {elt}) outs(%e : {o}) -> {o}\n"
-            f"  %r = linalg.{op} {{dilations = dense<{dilation}> : vector<1xi64>, "
-            f"strides = dense<{stride}> : vector<1xi64>}} ins(%x, %w : {x}, {w}) outs(%f : {o}) -> {o}\n"
-            f"  return %r : {o}\n}}\n")
+    return _conv_text(op, shapes, stride, dilation, elt, "vector<1xi64>")
 
 
 CONVS_1D = [  # op, n, c, width, f, kernel, stride, dilation, element type
