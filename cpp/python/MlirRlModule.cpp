@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Program.h"
 #include "llvm/Config/llvm-config.h"
+#include "mlir-rl/Runtime/BufferPool.h"
 #include "mlir-rl/Tuning/Measure.h"
 #include "mlir-rl/Tuning/TuningDb.h"
 
@@ -537,6 +538,9 @@ NB_MODULE(_core, m) {
         "The context part of the tuning database's keys.");
   m.def("measure_tool", &mlir::rl::findMeasureTool,
         "The measurement helper (mlir-rl-measure) search=K runs.");
+  m.def("buffer_pool_cached_bytes", &mlir::rl::getPoolCachedBytes,
+        "Bytes the JIT'd code's buffer pool holds for reuse (freed blocks "
+        "of 64 KiB and more, kept for the next call).");
   m.def("lowering_pipeline", &getLoweringPipelineText,
         "The textual lowering pipeline (registered as mlir-rl-lower).");
   m.def("prepare_pipeline", &getPreparePipelineText,

@@ -1,5 +1,6 @@
 //===- Jit.cpp - JIT execution and timing ---------------------------------===//
 #include "mlir-rl/Runtime/Jit.h"
+#include "mlir-rl/Runtime/BufferPool.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,6 +10,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -225,7 +228,8 @@ struct PackedCall {
   PackedCall(const PackedCall &) = delete;
   PackedCall &operator=(const PackedCall &) = delete;
 
-  /// Frees the results' allocations (malloc'd by the lowered code), except
+  /// Frees the results' allocations (by the lowered code's malloc, the
+  /// buffer pool's), except
   /// those that are (views of) an input, a global (upstream's 0xdeadbeef
   /// marker), or a buffer returned twice: each allocation once.
   void releaseResults(const FunctionSignature &sig,
@@ -240,7 +244,7 @@ struct PackedCall {
           llvm::is_contained(inputData, allocated) ||
           !released.insert(allocated).second)
         continue;
-      std::free(allocated);
+      poolFree(allocated);
     }
   }
 };
@@ -284,6 +288,18 @@ std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
     return nullptr;
   }
   std::unique_ptr<ExecutionEngine> engine = std::move(*maybeEngine);
+  // The lowered code's malloc and free: the buffer pool (BufferPool.h).
+  // Before the first lookup, which materializes the code.
+  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    auto define = [&](const char *name, auto *fn) {
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                             llvm::JITSymbolFlags::Exported};
+    };
+    define("malloc", &poolMalloc);
+    define("free", &poolFree);
+    return map;
+  });
   engine->initialize();
   return engine;
 }
