@@ -600,6 +600,9 @@ NB_MODULE(_core, m) {
                      d["outputs"] = outs;
                      return d;
                    })
+      .def_prop_ro("from_object", &JitFunction::isLoaded,
+                   "Whether the machine code was loaded from an object "
+                   "file (compile_function's object_cache), not compiled.")
       .def(
           "__call__",
           [](JitFunction &f, std::vector<Array> inputs,
@@ -679,21 +682,29 @@ NB_MODULE(_core, m) {
           "arrays of the signature's shapes and dtypes).");
   m.def(
       "compile_function",
-      [](const std::string &text, const std::string &function, int threads) {
+      [](const std::string &text, const std::string &function, int threads,
+         const std::string &objectCache) {
         std::string error;
         std::unique_ptr<JitFunction> fn;
         {
           nb::gil_scoped_release release;
-          fn = compileTensorFunction(text, function, threads, error);
+          fn = compileTensorFunction(text, function, threads, error,
+                                     objectCache);
         }
         if (!fn)
           throw nb::value_error(error.c_str());
         return fn;
       },
-      "text"_a, "function"_a = "", "threads"_a = 1,
+      "text"_a, "function"_a = "", "threads"_a = 1, "object_cache"_a = "",
       "Lowers `text` (linalg on tensors, scheduled or not) with mlir-rl-lower, "
       "its arguments read-only, and JIT-compiles `function` (default: the "
-      "first public one) to run at `threads` OpenMP threads.");
+      "first public one) to run at `threads` OpenMP threads. With "
+      "`object_cache` (a file path): the machine code there when it exists "
+      "(loaded in milliseconds, not compiled), else compiled and written "
+      "there; key it with jit_target_tag().");
+  m.def("jit_target_tag", &getJitTargetTag,
+        "What JIT-compiled machine code depends on besides its module (the "
+        "LLVM version, the host CPU and its features), as a short hash.");
 
   // -- Programs --------------------------------------------------------------
   nb::class_<PipelineSettings>(

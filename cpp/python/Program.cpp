@@ -1,5 +1,6 @@
 //===- Program.cpp - The bindings facade: a module under scheduling -------===//
 #include "Program.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "mlir-rl/ActionSpace/Decoding.h"
 #include "mlir-rl/Analysis/Features.h"
@@ -912,7 +913,8 @@ bool frontEndText(const std::string &text, const std::string &bufferName,
 std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
                                                    const std::string &function,
                                                    int threads,
-                                                   std::string &error) {
+                                                   std::string &error,
+                                                   const std::string &objectPath) {
   registerAllPassesOnce();
   std::unique_ptr<MLIRContext> context = createContext();
   OwningOpRef<ModuleOp> module =
@@ -923,6 +925,16 @@ std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
       getFunctionSignature(*module, function, error);
   if (failed(sig))
     return nullptr;
+  // The machine code of an earlier compile: no lowering, no code generation.
+  // One that does not load (truncated, another LLVM's) is compiled again.
+  if (!objectPath.empty() && llvm::sys::fs::exists(objectPath)) {
+    std::string loadError;
+    if (FailureOr<std::unique_ptr<JitFunction>> fn =
+            JitFunction::load(objectPath, *sig, threads, loadError);
+        succeeded(fn))
+      return std::move(*fn);
+    llvm::errs() << "mlir-rl: " << loadError << "; compiling again\n";
+  }
   for (ModuleOp nested :
        llvm::make_early_inc_range(module->getBody()->getOps<ModuleOp>()))
     nested.erase();
@@ -930,7 +942,7 @@ std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
   if (failed(lowerToLLVM(*module, error)))
     return nullptr;
   FailureOr<std::unique_ptr<JitFunction>> fn =
-      JitFunction::compile(*module, *sig, threads, error);
+      JitFunction::compile(*module, *sig, threads, error, objectPath);
   if (failed(fn))
     return nullptr;
   return std::move(*fn);

@@ -331,11 +331,14 @@ bool frontEndText(const std::string &text, const std::string &bufferName,
 
 /// `text` (a scheduled or unscheduled linalg-on-tensors module) lowered
 /// with its arguments read-only and JIT-compiled for calls on the caller's
-/// buffers (null: `error` says why).
+/// buffers (null: `error` says why). With `objectPath`: the machine code
+/// there when it exists (loaded, not compiled), else compiled and written
+/// there.
 std::unique_ptr<JitFunction> compileTensorFunction(const std::string &text,
                                                    const std::string &function,
                                                    int threads,
-                                                   std::string &error);
+                                                   std::string &error,
+                                                   const std::string &objectPath = "");
 
 /// Defaults of the pass's model= and ort-lib= options.
 std::string getDefaultModelPath();

@@ -21,7 +21,9 @@ Rules:
 - The scheduled IR is cached on disk by a hash of the graph, its input
   specs (and frozen weights), the policy and the options
   (``$MLIR_RL_CACHE_DIR`` or ``~/.cache/mlir-rl/torch``): a second compile
-  of the same graph, in any process, skips import and scheduling.
+  of the same graph, in any process, skips import and scheduling; its
+  machine code too (an object file keyed also by the LLVM version and the
+  host CPU), so that it skips lowering and code generation.
 - The compiled code runs at ``torch.get_num_threads()`` OpenMP threads, read
   when the graph is compiled.
 """
@@ -77,6 +79,7 @@ class Stats:
     """What the backend did in this process."""
     compiled: int = 0        # graphs imported and scheduled
     disk_hits: int = 0       # graphs whose scheduled IR came from the cache
+    object_hits: int = 0     # graphs whose machine code came from the cache
     fallbacks: int = 0       # graphs left to eager
     reasons: list[str] = field(default_factory=list)  # why, one per fallback
     seconds: float = 0.0     # spent compiling (import, pass, JIT, check)
@@ -244,8 +247,12 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
         tmp_ir.replace(ir_file)
         meta_file.write_text(json.dumps({"schedule": schedule, "inputs": specs,
                                          "created": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+    # The machine code too, keyed by the IR's key and what the code depends
+    # on besides (LLVM, the host CPU): a new process loads it instead of
+    # lowering and compiling again.
+    obj_file = cache / f"{key}-{_core.jit_target_tag()}.o"
     try:
-        fn = _core.compile_function(ir, "forward", threads)
+        fn = _core.compile_function(ir, "forward", threads, object_cache=str(obj_file))
     except ValueError as e:
         raise CompileFailure(f"lowering or JIT compilation failed: {str(e)[:300]}") from e
     out_spec = ep.call_spec.out_spec
@@ -263,6 +270,7 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
         if not ok:
             raise CompileFailure(f"the compiled graph's outputs differ from eager "
                                  f"(max abs error {err:.3g})")
+    stats.object_hits += fn.from_object
     if from_cache:
         stats.disk_hits += 1
     else:

@@ -114,12 +114,17 @@ def test_torch_compile_backend_matches_eager_and_caches(cls, shape):
     out2 = out2 if isinstance(out2, tuple) else (out2,)
     ref2 = ref2 if isinstance(ref2, tuple) else (ref2,)
     assert all(torch.allclose(o, r, rtol=1e-4, atol=1e-4) for o, r in zip(out2, ref2))
-    # A fresh dynamo (as in a new process): served from the disk cache.
-    compiled_before = D.stats.compiled
+    # A fresh dynamo (as in a new process): served from the disk cache, the
+    # scheduled IR and the machine code (loaded, not compiled), with eager's
+    # outputs.
+    compiled_before, objects_before = D.stats.compiled, D.stats.object_hits
     torch._dynamo.reset()
     with torch.no_grad():
-        torch.compile(m, backend="mlir_rl")(x)
+        out3 = torch.compile(m, backend="mlir_rl")(x2)
     assert D.stats.compiled == compiled_before and D.stats.disk_hits >= 1, D.stats
+    assert D.stats.object_hits > objects_before, D.stats
+    out3 = out3 if isinstance(out3, tuple) else (out3,)
+    assert all(torch.allclose(o, r, rtol=1e-4, atol=1e-4) for o, r in zip(out3, ref2))
 
 
 def test_backend_freezes_weights_and_notices_when_they_change():

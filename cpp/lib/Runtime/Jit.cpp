@@ -10,9 +10,16 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
@@ -23,6 +30,7 @@
 #include <dlfcn.h>
 #include <mutex>
 #include <random>
+#include <unistd.h>
 
 #ifndef MLIR_RL_LLVM_LIBDIR
 #define MLIR_RL_LLVM_LIBDIR "/usr/lib/llvm-22/lib"
@@ -261,10 +269,23 @@ std::string getOpenMPLibrary() {
   return std::string(MLIR_RL_LLVM_LIBDIR) + "/libomp.so";
 }
 
+/// The lowered code's malloc and free: the buffer pool (BufferPool.h).
+llvm::orc::SymbolMap getPoolSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap map;
+  auto define = [&](const char *name, auto *fn) {
+    map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                           llvm::JITSymbolFlags::Exported};
+  };
+  define("malloc", &poolMalloc);
+  define("free", &poolFree);
+  return map;
+}
+
 /// JIT-compiles the lowered module at -O3 with the runner utils and
 /// OpenMP runtime loaded; null with `error` on failure.
 std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
-                                              std::string &error) {
+                                              std::string &error,
+                                              bool objectDump = false) {
   initializeLLVMOnce();
   MLIRContext *ctx = llvmModule.getContext();
   registerBuiltinDialectTranslation(*ctx);
@@ -282,6 +303,7 @@ std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
+  engineOptions.enableObjectDump = objectDump;
   auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
   if (!maybeEngine) {
     error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
@@ -290,16 +312,7 @@ std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
   std::unique_ptr<ExecutionEngine> engine = std::move(*maybeEngine);
   // The lowered code's malloc and free: the buffer pool (BufferPool.h).
   // Before the first lookup, which materializes the code.
-  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto define = [&](const char *name, auto *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-    define("malloc", &poolMalloc);
-    define("free", &poolFree);
-    return map;
-  });
+  engine->registerSymbols(getPoolSymbols);
   engine->initialize();
   return engine;
 }
@@ -425,28 +438,134 @@ void markArgumentsReadOnly(ModuleOp module) {
 }
 
 struct JitFunction::Engine {
+  // One of them holds the code: compiled here, or loaded from an object.
   std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> loaded;
   std::string entry;
+  void (*packed)(void **) = nullptr;
   SetThreadsFn setThreads = nullptr;
 };
 
 JitFunction::~JitFunction() = default;
 
+bool JitFunction::isLoaded() const { return engine && engine->loaded; }
+
+std::string getJitTargetTag() {
+  // What the machine code depends on besides the module: the LLVM that
+  // compiled it and the host CPU it was compiled for (the JIT targets the
+  // host's CPU and features).
+  std::string text = std::string(LLVM_VERSION_STRING) + ";" +
+                     llvm::sys::getProcessTriple() + ";" +
+                     llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> on;
+  for (const auto &f : features)
+    if (f.getValue())
+      on.push_back(f.getKey().str());
+  std::sort(on.begin(), on.end());
+  for (const std::string &f : on)
+    text += "," + f;
+  std::array<uint8_t, 32> hash = llvm::SHA256::hash(
+      ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()),
+                        text.size()));
+  static const char *hex = "0123456789abcdef";
+  std::string tag;
+  for (int i = 0; i < 8; ++i) {
+    tag += hex[hash[i] >> 4];
+    tag += hex[hash[i] & 15];
+  }
+  return tag;
+}
+
 FailureOr<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
-                     int threads, std::string &error) {
+                     int threads, std::string &error,
+                     const std::string &objectPath) {
   std::unique_ptr<JitFunction> fn(new JitFunction());
   fn->engine = std::make_unique<Engine>();
-  fn->engine->engine = createEngine(llvmModule, error);
+  fn->engine->engine =
+      createEngine(llvmModule, error, /*objectDump=*/!objectPath.empty());
   if (!fn->engine->engine)
     return failure();
   fn->engine->entry = "_mlir_ciface_" + sig.name;
-  if (auto f = fn->engine->engine->lookupPacked(fn->engine->entry); !f) {
+  auto f = fn->engine->engine->lookupPacked(fn->engine->entry);
+  if (!f) {
     error = "cannot find " + fn->engine->entry + ": " +
             llvm::toString(f.takeError());
     return failure();
   }
+  fn->engine->packed = *f;
+  if (!objectPath.empty()) {
+    // Written aside and renamed: a reader never sees half an object.
+    std::string tmp = objectPath + ".tmp" + std::to_string(::getpid());
+    fn->engine->engine->dumpToObjectFile(tmp);
+    if (llvm::sys::fs::exists(tmp))
+      (void)llvm::sys::fs::rename(tmp, objectPath);
+  }
   fn->engine->setThreads = getSetThreads();
+  fn->signature = sig;
+  fn->threads = std::max(1, threads);
+  return fn;
+}
+
+FailureOr<std::unique_ptr<JitFunction>>
+JitFunction::load(const std::string &objectPath, const FunctionSignature &sig,
+                  int threads, std::string &error) {
+  initializeLLVMOnce();
+  auto fail = [&](llvm::Error err) {
+    error = "cannot load " + objectPath + ": " + llvm::toString(std::move(err));
+    return failure();
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
+      llvm::MemoryBuffer::getFile(objectPath);
+  if (!object) {
+    error = "cannot read " + objectPath + ": " + object.getError().message();
+    return failure();
+  }
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return fail(jtmb.takeError());
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*jtmb))
+                 .create();
+  if (!jit)
+    return fail(jit.takeError());
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  char prefix = (*jit)->getDataLayout().getGlobalPrefix();
+  // As ExecutionEngine resolves them: the pool's malloc and free first, then
+  // the runner utils and the OpenMP runtime, then the process.
+  if (llvm::Error err = main.define(llvm::orc::absoluteSymbols(getPoolSymbols(
+          llvm::orc::MangleAndInterner((*jit)->getExecutionSession(),
+                                       (*jit)->getDataLayout())))))
+    return fail(std::move(err));
+  for (const std::string &lib :
+       {std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so",
+        getOpenMPLibrary()}) {
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(lib.c_str(), prefix);
+    if (!gen)
+      return fail(gen.takeError());
+    main.addGenerator(std::move(*gen));
+  }
+  auto process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process)
+    return fail(process.takeError());
+  main.addGenerator(std::move(*process));
+  if (llvm::Error err = (*jit)->addObjectFile(std::move(*object)))
+    return fail(std::move(err));
+  std::unique_ptr<JitFunction> fn(new JitFunction());
+  fn->engine = std::make_unique<Engine>();
+  fn->engine->entry = "_mlir_ciface_" + sig.name;
+  auto sym = (*jit)->lookup("_mlir_" + fn->engine->entry);
+  if (!sym)
+    return fail(sym.takeError());
+  fn->engine->packed = sym->toPtr<void (*)(void **)>();
+  fn->engine->loaded = std::move(*jit);
+  fn->engine->setThreads = getSetThreads();
+  if (!fn->engine->setThreads) {
+    error = "cannot load " + objectPath + ": the OpenMP runtime is not loaded";
+    return failure();
+  }
   fn->signature = sig;
   fn->threads = std::max(1, threads);
   return fn;
@@ -520,11 +639,7 @@ LogicalResult JitFunction::invoke(const std::vector<const void *> &inputs,
   if (engine->setThreads)
     engine->setThreads(threads);
   auto start = std::chrono::steady_clock::now();
-  if (llvm::Error err = engine->engine->invokePacked(engine->entry, call.packed)) {
-    error = "calling " + engine->entry + " failed: " +
-            llvm::toString(std::move(err));
-    return failure();
-  }
+  engine->packed(call.packed.data());
   if (seconds)
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              start)

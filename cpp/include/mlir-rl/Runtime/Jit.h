@@ -77,12 +77,22 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
 /// may write into them.
 class JitFunction {
 public:
+  /// JIT-compiles `llvmModule`; with `objectPath`, also writes its machine
+  /// code there (for `load` in another process).
   static FailureOr<std::unique_ptr<JitFunction>>
   compile(ModuleOp llvmModule, const FunctionSignature &signature,
-          int threads, std::string &error);
+          int threads, std::string &error, const std::string &objectPath = "");
+  /// The machine code `compile` wrote to `objectPath`, linked into this
+  /// process (no lowering, no code generation); it must come from this
+  /// LLVM on this host (getJitTargetTag).
+  static FailureOr<std::unique_ptr<JitFunction>>
+  load(const std::string &objectPath, const FunctionSignature &signature,
+       int threads, std::string &error);
   ~JitFunction();
 
   const FunctionSignature &getSignature() const { return signature; }
+  /// Whether the code was loaded from an object file (`load`).
+  bool isLoaded() const;
   /// `inputs[i]`: dense row-major data of signature.inputs[i]; `outputs[i]`:
   /// a dense row-major buffer for signature.outputs[i]. Thread-compatible,
   /// not thread-safe.
@@ -109,6 +119,11 @@ private:
   FunctionSignature signature;
   int threads = 1;
 };
+
+/// What machine code compiled here depends on besides the module: the LLVM
+/// version and the host CPU and its features, as a short hash (part of the
+/// key of cached objects).
+std::string getJitTargetTag();
 
 /// The inputs timeFunction gives `signature` for `seed` (the same values,
 /// as doubles): compiled functions timed on them compute what a
