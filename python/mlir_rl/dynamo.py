@@ -202,6 +202,58 @@ def _policy_id(options: Options) -> str:
     return _file_sha(path) if path.exists() else str(path)
 
 
+def _compile_cached(ep, options: Options, threads: int, specs: list, ir_file: Path,
+                    meta_file: Path, obj_file: Path, from_cache: bool):
+    """The JitFunction of ``ep``, its scheduled IR and schedule: the IR from
+    the cache when ``from_cache``, else imported and scheduled (and cached);
+    the machine code from ``obj_file`` when it is there, else compiled (and
+    written there)."""
+    from mlir_rl import _core
+    cache = ir_file.parent
+    if from_cache:
+        ir = ir_file.read_text()
+        schedule = json.loads(meta_file.read_text()).get("schedule", "")
+    else:
+        with tempfile.TemporaryDirectory(prefix="mlir-rl-torch-") as tmp:
+            text = _import(ep, Path(tmp))
+        ir, schedule = _schedule(text, options, threads)
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp_ir = ir_file.with_suffix(".tmp")
+        tmp_ir.write_text(ir)
+        tmp_ir.replace(ir_file)
+        meta_file.write_text(json.dumps({"schedule": schedule, "inputs": specs,
+                                         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+    # The machine code too, keyed by the IR's key and what the code depends
+    # on besides (LLVM, the host CPU): a new process loads it instead of
+    # lowering and compiling again.
+    try:
+        fn = _core.compile_function(ir, "forward", threads, object_cache=str(obj_file))
+    except ValueError as e:
+        raise CompileFailure(f"lowering or JIT compilation failed: {str(e)[:300]}") from e
+    return fn, ir, schedule
+
+
+class _progress:
+    """One line on stderr when what it wraps takes more than ``after``
+    seconds (a cold compile of a network takes minutes), none when quiet."""
+
+    def __init__(self, message: str, quiet: bool = False, after: float = 5.0):
+        import threading
+        self.timer = None if quiet else threading.Timer(
+            after, lambda: print(message + " ...", file=sys.stderr, flush=True))
+
+    def __enter__(self):
+        if self.timer:
+            self.timer.daemon = True
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.timer:
+            self.timer.cancel()
+        return False
+
+
 def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
                      options: Optional[Options] = None) -> CompiledGraph:
     """Compile an exported program whose user inputs are
@@ -234,27 +286,13 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
     cache = options.resolved_cache()
     ir_file, meta_file = cache / f"{key}.mlir", cache / f"{key}.json"
     from_cache = ir_file.exists() and meta_file.exists()
-    if from_cache:
-        ir = ir_file.read_text()
-        schedule = json.loads(meta_file.read_text()).get("schedule", "")
-    else:
-        with tempfile.TemporaryDirectory(prefix="mlir-rl-torch-") as tmp:
-            text = _import(ep, Path(tmp))
-        ir, schedule = _schedule(text, options, threads)
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp_ir = ir_file.with_suffix(".tmp")
-        tmp_ir.write_text(ir)
-        tmp_ir.replace(ir_file)
-        meta_file.write_text(json.dumps({"schedule": schedule, "inputs": specs,
-                                         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}))
-    # The machine code too, keyed by the IR's key and what the code depends
-    # on besides (LLVM, the host CPU): a new process loads it instead of
-    # lowering and compiling again.
     obj_file = cache / f"{key}-{_core.jit_target_tag()}.o"
-    try:
-        fn = _core.compile_function(ir, "forward", threads, object_cache=str(obj_file))
-    except ValueError as e:
-        raise CompileFailure(f"lowering or JIT compilation failed: {str(e)[:300]}") from e
+    with _progress(f"mlir_rl: compiling a graph of {len(ep.graph.nodes)} nodes "
+                   f"({'from its cached IR' if from_cache else 'import, schedule, JIT'}); "
+                   f"cached afterwards in {cache}",
+                   quiet=from_cache and obj_file.exists()):
+        fn, ir, schedule = _compile_cached(ep, options, threads, specs, ir_file, meta_file,
+                                           obj_file, from_cache)
     out_spec = ep.call_spec.out_spec
     compiled = CompiledGraph(fn, out_spec, schedule, key, from_cache)
     n_out = len(fn.signature["outputs"])

@@ -228,3 +228,16 @@ def test_a_wrong_result_is_never_returned(monkeypatch):
         out = torch.compile(f, backend="mlir_rl")(x, y)
     assert torch.equal(out, x + y)
     assert any("differ from eager" in str(i.message) for i in w), [str(i.message) for i in w]
+
+
+def test_a_long_compile_says_so_once_and_a_short_one_stays_quiet(capsys):
+    import time
+    with D._progress("mlir_rl: compiling a graph", after=0.05):
+        time.sleep(0.3)
+    with D._progress("mlir_rl: a short one", after=5.0):
+        pass
+    with D._progress("mlir_rl: from the cache", quiet=True, after=0.0):
+        time.sleep(0.1)
+    err = capsys.readouterr().err
+    assert err.count("mlir_rl: compiling a graph ...") == 1
+    assert "short one" not in err and "from the cache" not in err
