@@ -321,3 +321,56 @@ def test_column_reductions_are_scheduled_by_rule_in_pieces_of_columns():
         ok, err = mlir_rl.outputs_match(
             Module.parse(m.ir(), "columns").time(runs=1, warmup=0, threads=2).outputs, reference)
         assert ok, (choice, err)
+
+
+# An NCHW activation read as NHWC (what the front end makes of an NCHW
+# convolution's input), and a 2-D transpose.
+TRANSPOSES = """
+#nchw = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<1x64x16x24xf32>, %y: tensor<96x40xf32>)
+    -> (tensor<1x16x24x64xf32>, tensor<40x96xf32>) {
+  %e = tensor.empty() : tensor<1x16x24x64xf32>
+  %a = linalg.generic {indexing_maps = [#nchw, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x64x16x24xf32>) outs(%e : tensor<1x16x24x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x16x24x64xf32>
+  %e2 = tensor.empty() : tensor<40x96xf32>
+  %b = linalg.generic {indexing_maps = [#t, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<96x40xf32>) outs(%e2 : tensor<40x96xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<40x96xf32>
+  return %a, %b : tensor<1x16x24x64xf32>, tensor<40x96xf32>
+}
+"""
+
+
+def test_transposes_are_scheduled_by_rule_in_blocks_transposed_in_registers():
+    """A copy from an input whose innermost dimension is another loop is
+    scheduled by rule: the outer loops in parallel (a 2-D transpose's input
+    rows, in blocks), blocks of 8 rows of the input by one vector register
+    of the result; rule=0 keeps the decision
+    (one result row gathered per step). Outputs equal either way."""
+    reference = _outputs(TRANSPOSES)
+    m = Module.parse(TRANSPOSES, "transposes")
+    ops = [o.id for o in m.ops()]
+    assert ops == [0, 1]
+    assert all(m.rule_choice_mask(i) == {"rule": [0, 1]} for i in ops)
+    decisions = {1: "TP(8,0) V", 0: "TP(0,1,1,0) V"}
+    for choice in ("", "{rule=0}"):
+        m = Module.parse(TRANSPOSES, "transposes")
+        m.apply_decisions("; ".join(f"{op}: {acts}{choice}" for op, acts in decisions.items()))
+        schedule = dict(part.split(": ", 1) for part in m.schedule.split("] ", 1)[-1].split("; "))
+        if choice:
+            assert schedule == {"1": "TP(8,0) V", "0": "TP(0,1,1,0) V"}, schedule
+        else:
+            # (lanes: 8 floats on AVX2, 16 on AVX-512)
+            assert re.fullmatch(r"TP\(8,0\) T\(0,(8|16)\) V", schedule["1"]), schedule
+            assert re.fullmatch(r"TP\(0,2,0,0\) T\(0,1,8,(8|16)\) V", schedule["0"]), schedule
+        ok, err = mlir_rl.outputs_match(
+            Module.parse(m.ir(), "transposes").time(runs=1, warmup=0, threads=2).outputs, reference)
+        assert ok, (choice, err)

@@ -219,12 +219,101 @@ getColumnReductionSchedule(linalg::GenericOp op, const LegalityConfig &legality,
   return out;
 }
 
+/// The rule's schedule of a transpose: a copy (a body that yields its one
+/// input) into its result in loop order from an input whose innermost
+/// dimension is another loop `p` (an NCHW activation read as NHWC). The
+/// loops outside both innermost ones in parallel (into at least
+/// kMinIterations), then blocks of kTransposeRows along `p` by one vector
+/// register along the result's innermost loop, transposed in registers: each
+/// block reads whole rows of the input and writes whole rows of the result.
+/// An NCHW 3x3 convolution of 160 channels at 32x32 (2 threads,
+/// 2026-11-29): its input's transpose by the policy's decisions, one
+/// 160-channel pixel gathered from 160 pages per step, took a quarter of
+/// the convolution, 1.05 ms; in 8x8 blocks 0.82 ms (32x8: 0.80).
+static std::optional<std::vector<Action>>
+getTransposeSchedule(linalg::GenericOp op, const LegalityConfig &legality,
+                     const FeatureLayout &layout) {
+  int64_t n = op.getNumLoops();
+  if (n < 2 || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 || !yield ||
+      yield->getNumOperands() != 1 || yield->getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  if (!op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity() ||
+      !in.isPermutation())
+    return std::nullopt;
+  int64_t p = cast<AffineDimExpr>(in.getResults().back()).getPosition();
+  if (p == n - 1)
+    return std::nullopt; // a plain copy
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  int64_t lanes = getVectorLanes(element, legality);
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  constexpr int64_t kTransposeRows = 8, kMinIterations = 8;
+  auto isCandidate = [&](int64_t c) {
+    return llvm::is_contained(layout.tileCandidates, c);
+  };
+  if (lanes < 1 || llvm::any_of(extents, [](int64_t e) { return e < 1; }) ||
+      extents[n - 1] % lanes != 0 || extents[p] % kTransposeRows != 0 ||
+      !isCandidate(lanes) || !isCandidate(kTransposeRows))
+    return std::nullopt;
+  Sizes parallel(n, 0), vector(n, 0);
+  Sizes tile(extents.begin(), extents.end());
+  int64_t iterations = 1;
+  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
+    if (i == p || extents[i] == 1)
+      continue;
+    int64_t best = 0;
+    for (int64_t c : layout.tileCandidates)
+      if (c > 0 && c <= extents[i] && extents[i] % c == 0 &&
+          iterations * (extents[i] / c) >= kMinIterations)
+        best = std::max(best, c);
+    int64_t c = best == 0 ? 1 : best;
+    parallel[i] = c, tile[i] = c;
+    iterations *= extents[i] / c;
+  }
+  // Too few: the input's rows too, in whole blocks (a 2-D transpose).
+  if (iterations < kMinIterations && extents[p] >= 2 * kTransposeRows) {
+    int64_t best = 0;
+    for (int64_t c : layout.tileCandidates)
+      if (c >= kTransposeRows && c % kTransposeRows == 0 && c < extents[p] &&
+          extents[p] % c == 0 &&
+          (best == 0 || iterations * (extents[p] / c) >= kMinIterations))
+        best = std::max(best, c);
+    if (best != 0) {
+      parallel[p] = best, tile[p] = best;
+      iterations *= extents[p] / best;
+    }
+  }
+  if (iterations == 1)
+    return std::nullopt;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t want = i == p ? kTransposeRows : i == n - 1 ? lanes : 1;
+    if (tile[i] > want)
+      vector[i] = want;
+  }
+  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
+  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
+    out.push_back({ActionKind::Tiling, vector});
+  out.push_back({ActionKind::Vectorization, {}});
+  if ((int)out.size() > layout.historyLength)
+    return std::nullopt;
+  return out;
+}
+
 std::optional<std::vector<Action>>
 getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
                 const FeatureLayout &layout) {
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
     if (auto columns = getColumnReductionSchedule(generic, legality, layout))
       return columns;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    if (auto transpose = getTransposeSchedule(generic, legality, layout))
+      return transpose;
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   bool fill = isa<linalg::FillOp>(op.getOperation());
   // An elementwise generic over contiguous data: every operand through the
