@@ -18,6 +18,35 @@ namespace {
 using Sizes = std::vector<int64_t>;
 } // namespace
 
+/// Ops scheduled by rule run in parallel over at least this many iterations.
+constexpr int64_t kMinIterations = 8;
+
+/// The rules' parallel tiling: the loops before the innermost one that
+/// `skip` leaves (a reduction, the other side of a transpose), from the
+/// outermost, each the largest tile candidate dividing it that still gives
+/// kMinIterations iterations in all (else tiles of 1), until there are that
+/// many; set in `parallel` and `tile`. Returns the iterations.
+static int64_t splitForParallelism(ArrayRef<int64_t> extents,
+                                   const FeatureLayout &layout,
+                                   llvm::function_ref<bool(int64_t)> skip,
+                                   Sizes &parallel, Sizes &tile) {
+  int64_t n = extents.size(), iterations = 1;
+  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
+    if (skip(i) || extents[i] == 1)
+      continue;
+    int64_t c = 0;
+    for (int64_t k : layout.tileCandidates)
+      if (k > 0 && k <= extents[i] && extents[i] % k == 0 &&
+          iterations * (extents[i] / k) >= kMinIterations)
+        c = std::max(c, k);
+    if (c == 0)
+      c = 1;
+    parallel[i] = c, tile[i] = c;
+    iterations *= extents[i] / c;
+  }
+  return iterations;
+}
+
 /// A row op: a generic over rows of its innermost loop, as softmax, layer
 /// norm and RMS norm are imported (torch-mlir: a max, an exp, a sum, a
 /// division; a mean, a variance, a scale): every loop parallel, or all but
@@ -143,28 +172,16 @@ getColumnReductionSchedule(linalg::GenericOp op, const LegalityConfig &legality,
   if (lanes < 1 || llvm::any_of(extents, [](int64_t e) { return e < 1; }) ||
       extents.back() % lanes != 0)
     return std::nullopt;
-  constexpr int64_t kMinIterations = 8, kColumnPiece = 64, kVectorColumns = 32,
-                    kColumnTile = 256;
+  constexpr int64_t kColumnPiece = 64, kVectorColumns = 32, kColumnTile = 256;
   auto isCandidate = [&](int64_t c) {
     return llvm::is_contained(layout.tileCandidates, c);
   };
   auto iterators = op.getIteratorTypesArray();
   Sizes parallel(n, 0), tile(extents.begin(), extents.end());
-  int64_t iterations = 1;
-  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
-    if (iterators[i] != utils::IteratorType::parallel || extents[i] == 1)
-      continue;
-    int64_t best = 0;
-    for (int64_t c : layout.tileCandidates)
-      if (c > 0 && c <= extents[i] && extents[i] % c == 0 &&
-          iterations * (extents[i] / c) >= kMinIterations)
-        best = std::max(best, c);
-    int64_t c = best == 0 ? 1 : best;
-    if (!isCandidate(c))
-      return std::nullopt;
-    parallel[i] = c, tile[i] = c;
-    iterations *= extents[i] / c;
-  }
+  int64_t iterations = splitForParallelism(
+      extents, layout,
+      [&](int64_t i) { return iterators[i] != utils::IteratorType::parallel; },
+      parallel, tile);
   // Pieces of columns only where a row is at most a page: a piece of a
   // longer row reads a new page in every row (a sum over axis 0 of
   // 1024x4096 ran 2x slower in pieces of 64 than the policy's walk along
@@ -253,7 +270,7 @@ getTransposeSchedule(linalg::GenericOp op, const LegalityConfig &legality,
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   int64_t lanes = getVectorLanes(element, legality);
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  constexpr int64_t kTransposeRows = 8, kMinIterations = 8;
+  constexpr int64_t kTransposeRows = 8;
   auto isCandidate = [&](int64_t c) {
     return llvm::is_contained(layout.tileCandidates, c);
   };
@@ -263,19 +280,8 @@ getTransposeSchedule(linalg::GenericOp op, const LegalityConfig &legality,
     return std::nullopt;
   Sizes parallel(n, 0), vector(n, 0);
   Sizes tile(extents.begin(), extents.end());
-  int64_t iterations = 1;
-  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
-    if (i == p || extents[i] == 1)
-      continue;
-    int64_t best = 0;
-    for (int64_t c : layout.tileCandidates)
-      if (c > 0 && c <= extents[i] && extents[i] % c == 0 &&
-          iterations * (extents[i] / c) >= kMinIterations)
-        best = std::max(best, c);
-    int64_t c = best == 0 ? 1 : best;
-    parallel[i] = c, tile[i] = c;
-    iterations *= extents[i] / c;
-  }
+  int64_t iterations = splitForParallelism(
+      extents, layout, [&](int64_t i) { return i == p; }, parallel, tile);
   // Too few: the input's rows too, in whole blocks (a 2-D transpose).
   if (iterations < kMinIterations && extents[p] >= 2 * kTransposeRows) {
     int64_t best = 0;
@@ -362,20 +368,9 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   };
   // Parallel: the outer loops, from the outermost, into at least
   // kMinIterations iterations (each loop whole, split or untiled).
-  constexpr int64_t kMinIterations = 8;
   Sizes parallel(n, 0), tile(extents.begin(), extents.end());
-  int64_t iterations = 1;
-  for (int64_t i = 0; i + 1 < n && iterations < kMinIterations; ++i) {
-    if (extents[i] == 1)
-      continue;
-    int64_t c = largest(extents[i], [&](int64_t c) {
-      return iterations * (extents[i] / c) >= kMinIterations;
-    });
-    if (c == 0)
-      c = 1;
-    parallel[i] = c, tile[i] = c;
-    iterations *= extents[i] / c;
-  }
+  int64_t iterations = splitForParallelism(
+      extents, layout, [](int64_t) { return false; }, parallel, tile);
   if (iterations == 1)
     return std::nullopt;
   // Vectors: whole rows up to the innermost limit (else the largest
