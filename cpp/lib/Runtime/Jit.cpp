@@ -10,6 +10,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -468,13 +469,8 @@ std::string getJitTargetTag() {
   std::array<uint8_t, 32> hash = llvm::SHA256::hash(
       ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()),
                         text.size()));
-  static const char *hex = "0123456789abcdef";
-  std::string tag;
-  for (int i = 0; i < 8; ++i) {
-    tag += hex[hash[i] >> 4];
-    tag += hex[hash[i] & 15];
-  }
-  return tag;
+  return llvm::toHex(ArrayRef<uint8_t>(hash).take_front(8),
+                     /*LowerCase=*/true);
 }
 
 FailureOr<std::unique_ptr<JitFunction>>

@@ -47,6 +47,20 @@ static int64_t splitForParallelism(ArrayRef<int64_t> extents,
   return iterations;
 }
 
+/// A rule's schedule: TP(parallel), T(vector) where it tiles anything, V;
+/// none when the op's history cannot hold it.
+static std::optional<std::vector<Action>>
+makeRuleSchedule(const Sizes &parallel, const Sizes &vector,
+                 const FeatureLayout &layout) {
+  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
+  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
+    out.push_back({ActionKind::Tiling, vector});
+  out.push_back({ActionKind::Vectorization, {}});
+  if ((int)out.size() > layout.historyLength)
+    return std::nullopt;
+  return out;
+}
+
 /// A row op: a generic over rows of its innermost loop, as softmax, layer
 /// norm and RMS norm are imported (torch-mlir: a max, an exp, a sum, a
 /// division; a mean, a variance, a scale): every loop parallel, or all but
@@ -227,13 +241,7 @@ getColumnReductionSchedule(linalg::GenericOp op, const LegalityConfig &legality,
   if (elements > legality.maxVectorElements ||
       elements / inner > legality.maxVectorRows)
     return std::nullopt;
-  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
-  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
-    out.push_back({ActionKind::Tiling, vector});
-  out.push_back({ActionKind::Vectorization, {}});
-  if ((int)out.size() > layout.historyLength)
-    return std::nullopt;
-  return out;
+  return makeRuleSchedule(parallel, vector, layout);
 }
 
 /// The rule's schedule of a transpose: a copy (a body that yields its one
@@ -302,13 +310,7 @@ getTransposeSchedule(linalg::GenericOp op, const LegalityConfig &legality,
     if (tile[i] > want)
       vector[i] = want;
   }
-  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
-  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
-    out.push_back({ActionKind::Tiling, vector});
-  out.push_back({ActionKind::Vectorization, {}});
-  if ((int)out.size() > layout.historyLength)
-    return std::nullopt;
-  return out;
+  return makeRuleSchedule(parallel, vector, layout);
 }
 
 std::optional<std::vector<Action>>
@@ -417,13 +419,7 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   if (elements > legality.maxVectorElements ||
       elements / inner > legality.maxVectorRows)
     return std::nullopt;
-  std::vector<Action> out = {{ActionKind::TiledParallelization, parallel}};
-  if (llvm::any_of(vector, [](int64_t v) { return v != 0; }))
-    out.push_back({ActionKind::Tiling, vector});
-  out.push_back({ActionKind::Vectorization, {}});
-  if ((int)out.size() > layout.historyLength)
-    return std::nullopt;
-  return out;
+  return makeRuleSchedule(parallel, vector, layout);
 }
 
 /// A linalg.fill of an empty tensor (possibly reshaped) whose result only
