@@ -270,6 +270,13 @@ std::string getOpenMPLibrary() {
   return std::string(MLIR_RL_LLVM_LIBDIR) + "/libomp.so";
 }
 
+/// The shared libraries the lowered code calls into: the runner utils and
+/// the OpenMP runtime (the compiled and the loaded code resolve the same).
+std::vector<std::string> getRuntimeLibraries() {
+  return {std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so",
+          getOpenMPLibrary()};
+}
+
 /// The lowered code's malloc and free: the buffer pool (BufferPool.h).
 llvm::orc::SymbolMap getPoolSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap map;
@@ -292,10 +299,8 @@ std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
-  std::string runnerUtils =
-      std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so";
-  std::string omp = getOpenMPLibrary();
-  SmallVector<StringRef> libs = {runnerUtils, omp};
+  std::vector<std::string> runtime = getRuntimeLibraries();
+  SmallVector<StringRef> libs(runtime.begin(), runtime.end());
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
                                                /*sizeLevel=*/0, nullptr);
   ExecutionEngineOptions engineOptions;
@@ -534,9 +539,7 @@ JitFunction::load(const std::string &objectPath, const FunctionSignature &sig,
           llvm::orc::MangleAndInterner((*jit)->getExecutionSession(),
                                        (*jit)->getDataLayout())))))
     return fail(std::move(err));
-  for (const std::string &lib :
-       {std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so",
-        getOpenMPLibrary()}) {
+  for (const std::string &lib : getRuntimeLibraries()) {
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(lib.c_str(), prefix);
     if (!gen)
       return fail(gen.takeError());
