@@ -59,7 +59,7 @@ def test_each_choice_changes_what_ships_and_the_outputs_stay_equal():
             ("{pack=0}", lambda s: "mlir-rl-pack-rhs" not in s),
             # (Two rows of the register file's vectors: a whole 32-wide
             # tile on AVX-512, two 8-wide vectors (16) on AVX2.)
-            ("{pack=0,rt=2}", lambda s: re.search(r"T\(2,(0|16),8\) V", s)),
+            ("{pack=0,rt=2}", lambda s: re.search(r"T\(2,(0|16),4\) V", s)),
             ("{rt=2}", lambda s: "mlir-rl-pack-rhs" in s and re.search(r"T\(2,0,0,8\) V", s))]:
         m = _shipped(DECISIONS.replace("V;", f"V {choices};", 1))
         assert check(m.schedule), (choices, m.schedule)
@@ -374,3 +374,37 @@ def test_transposes_are_scheduled_by_rule_in_blocks_transposed_in_registers():
         ok, err = mlir_rl.outputs_match(
             Module.parse(m.ir(), "transposes").time(runs=1, warmup=0, threads=2).outputs, reference)
         assert ok, (choice, err)
+
+
+
+def _thin(n: int) -> str:
+    return f"""
+func.func @mm(%a: tensor<2x1024xf32>, %b: tensor<1024x{n}xf32>) -> tensor<2x{n}xf32> {{
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x{n}xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<2x1024xf32>, tensor<1024x{n}xf32>)
+                     outs(%f : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
+  return %r : tensor<2x{n}xf32>
+}}
+"""
+
+
+def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
+    """A matmul of two rows (a batch-2 linear layer, 2M multiply-adds) that
+    was decided without a parallel loop: its first tiling runs in parallel
+    (a TF with its fill), and the register tile holds both rows with more
+    columns instead of more rows (2x32 on AVX2; on AVX-512 the 64-column
+    tile whole), in reduction steps of 4 (the policy's 8). Below the size threshold (1M) nothing is parallelized.
+    Outputs equal the unscheduled program's."""
+    thin = _thin(1024)
+    reference = _outputs(thin)
+    m = Module.parse(thin, "mm", front_end=True)
+    m.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
+    assert re.search(r"\b1: T[PF]\(2,64,0\) T\(0,(32|0),4\) V", m.schedule), m.schedule
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
+    assert ok, err
+    small = Module.parse(_thin(512), "mm", front_end=True)
+    small.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
+    assert re.search(r"\b1: T\(2,64,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule

@@ -22,17 +22,26 @@ int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
   return r;
 }
 
+/// The deepest reduction step of a plain matmul's register tile (a packed
+/// one's: 8). On AVX2 (2026-11-29), steps of 4 against 8: a 4x64x256x128
+/// batch matmul (4x16 tiles) 1.10x faster, 1x1024x1024, 2x768x3072 and
+/// 4x1024x1024 matmuls 1.4x, 1.3x and 1.7x; against the policy's 32,
+/// 1.25-1.5x. A packed 3136x2304x256 matmul ran the same at 4 and 8.
+constexpr int64_t kMaxPlainTileDepth = 4;
+
 /// The reduction step of a register tile of `tilePoints` accumulators:
-/// the plain schedule's last k tile (loop `kLoop` of its tilings), else 8;
-/// halved until it divides `extent` and the tile's iteration space fits
-/// `legality`'s vector limit.
+/// the plain schedule's last k tile (loop `kLoop` of its tilings), else 8,
+/// at most `most`; halved until it divides `extent` and the tile's
+/// iteration space fits `legality`'s vector limit.
 int64_t getRegisterTileDepth(const std::vector<Action> &plain, size_t kLoop,
                              int64_t extent, int64_t tilePoints,
-                             const LegalityConfig &legality) {
+                             const LegalityConfig &legality,
+                             int64_t most = 8) {
   int64_t kr = 8;
   for (const Action &q : plain)
     if (q.isTiled() && q.sizes.size() > kLoop && q.sizes[kLoop] != 0)
       kr = q.sizes[kLoop];
+  kr = std::min(kr, most);
   while (kr > 1 && (extent % kr != 0 ||
                     kr * tilePoints > legality.maxVectorElements))
     kr /= 2;
@@ -50,15 +59,20 @@ using Sizes = std::vector<int64_t>;
 /// `registerTile(extents as the tilings leave them)` before it (nothing:
 /// no equivalent; all zeros: V as it is). When that tiling is
 /// a T whose tile has no register tile (its columns less than a vector:
-/// the policy's T(1,8,8,32) on AVX-512), the register tile of the extents
-/// before it takes its place. Nothing when the result is longer than
-/// `historyLength`.
+/// the policy's T(1,8,8,32) on AVX-512), or one of a single vector of
+/// columns where the extents before it hold two (`wide`: the policy's
+/// T(1,8,8,32) on AVX2), the register tile of the extents before it takes
+/// its place: an 8x8 tile ran a 4x64x256x128 batch matmul 1.08x slower,
+/// a 12x384x384x64 one 1.12x slower than 4x16 (AVX2, 2026-11-29), each
+/// with 8 accumulators, 9 loads a step against 6. Nothing when the result
+/// is longer than `historyLength`.
 std::optional<std::vector<Action>> translateTilings(
     const std::vector<Action> &plain, Sizes extent, size_t kLoop,
     llvm::function_ref<std::optional<std::vector<Sizes>>(
         const Action &, const Sizes &)>
         mapSizes,
-    llvm::function_ref<std::optional<std::vector<Sizes>>(const Sizes &)>
+    llvm::function_ref<std::optional<std::vector<Sizes>>(const Sizes &,
+                                                          bool wide)>
         registerTile,
     int historyLength) {
   auto anyTiled = [](const Sizes &sizes) {
@@ -106,11 +120,23 @@ std::optional<std::vector<Action>> translateTilings(
       continue;
     }
     case ActionKind::Vectorization: {
-      std::optional<std::vector<Sizes>> reg = registerTile(extent);
+      std::optional<std::vector<Sizes>> reg =
+          registerTile(extent, /*wide=*/beforeLastT.has_value());
       if (!reg && beforeLastT) {
-        extent = beforeLastT->first;
-        out.resize(out.size() - beforeLastT->second);
-        reg = registerTile(extent);
+        // The extents before that T with two vectors of columns, else
+        // that T's with one, else the extents before it with one.
+        std::optional<std::vector<Sizes>> outer =
+            registerTile(beforeLastT->first, /*wide=*/true);
+        if (!outer) {
+          reg = registerTile(extent, /*wide=*/false);
+          if (!reg)
+            outer = registerTile(beforeLastT->first, /*wide=*/false);
+        }
+        if (outer) {
+          extent = beforeLastT->first;
+          out.resize(out.size() - beforeLastT->second);
+          reg = std::move(outer);
+        }
       }
       if (!reg)
         return std::nullopt;
@@ -125,6 +151,43 @@ std::optional<std::vector<Action>> translateTilings(
   if ((int)out.size() > historyLength)
     return std::nullopt;
   return out;
+}
+
+/// A contraction of at least this many multiply-accumulates runs on more
+/// than one thread: about 20 us on one core of the hosts measured, more
+/// than a parallel region costs.
+constexpr int64_t kMinParallelMacs = int64_t(1) << 21;
+
+/// When `schedule` runs nothing in parallel (no TP, no TF) and the op's
+/// loops (`extents`, the reduction `kLoop`) hold at least kMinParallelMacs
+/// iterations, its first tiling becomes a TP where it leaves the reduction
+/// whole and gives at least two tiles: the policy's T(2,64,0) on a
+/// 2x3072x1000 matmul left one of two cores idle while the other streamed
+/// the 12 MB B alone (0.65-1.5 ms; TP(2,64,0): 0.44-0.53 ms).
+void parallelizeFirstTiling(std::vector<Action> &schedule,
+                            const Sizes &extents, size_t kLoop) {
+  int64_t macs = 1;
+  for (int64_t e : extents)
+    macs *= e;
+  if (macs < kMinParallelMacs ||
+      llvm::any_of(schedule, [](const Action &a) {
+        return a.kind == ActionKind::TiledParallelization ||
+               a.kind == ActionKind::TiledFusion;
+      }))
+    return;
+  for (Action &a : schedule) {
+    if (a.kind != ActionKind::Tiling)
+      continue;
+    if (a.sizes.size() != extents.size() || a.sizes[kLoop] != 0)
+      return;
+    int64_t tiles = 1;
+    for (size_t l = 0; l < extents.size(); ++l)
+      if (a.sizes[l] != 0)
+        tiles *= extents[l] / a.sizes[l];
+    if (tiles >= 2)
+      a.kind = ActionKind::TiledParallelization;
+    return;
+  }
 }
 
 } // namespace
@@ -152,19 +215,27 @@ translateRegisterTile(const std::vector<Action> &plain,
       return std::nullopt;
     return std::vector<Sizes>{p.sizes};
   };
-  // One batch, rows of two vectors of columns, else one.
-  auto registerTile =
-      [&](const Sizes &extent) -> std::optional<std::vector<Sizes>> {
+  // One batch, rows of two vectors of columns, else one (not `wide`).
+  auto registerTile = [&](const Sizes &extent,
+                          bool wide) -> std::optional<std::vector<Sizes>> {
     int64_t vectors = extent[n] % (2 * lanes) == 0 ? 2
                       : extent[n] % lanes == 0     ? 1
                                                    : 0;
-    if (vectors == 0)
+    if (vectors == 0 || (wide && vectors < 2))
       return std::nullopt;
     int64_t r = getRegisterTileRows(
         extent[m], vectors,
         maxRows >= budget ? budget : std::min(budget, maxRows * vectors));
+    // Every row of the tile in the register tile (a thin matmul, or the
+    // policy's tile of few rows): more columns instead, while their
+    // accumulators fit. 2x16 with 4 accumulators left a 2x3072x1000
+    // matmul latency-bound; 2x32 ran it 1.4-2x faster (AVX2, 2026-11-29).
+    while (r == extent[m] && r * vectors * 2 <= budget &&
+           extent[n] % (2 * vectors * lanes) == 0)
+      vectors *= 2;
     int64_t kr = getRegisterTileDepth(plain, k, extent[k],
-                                      r * vectors * lanes, legality);
+                                      r * vectors * lanes, legality,
+                                      kMaxPlainTileDepth);
     Sizes tile(extents.size(), 0);
     if (m == 1 && extent[0] > 1)
       tile[0] = 1;
@@ -175,6 +246,8 @@ translateRegisterTile(const std::vector<Action> &plain,
   };
   std::optional<std::vector<Action>> out = translateTilings(
       plain, extents, /*kLoop=*/k, same, registerTile, historyLength);
+  if (out)
+    parallelizeFirstTiling(*out, extents, k);
   if (!out || *out == plain)
     return std::nullopt;
   return out;
@@ -224,8 +297,8 @@ translatePackedSchedule(const std::vector<Action> &plain,
   // Rows of m (a power of two dividing its extent), one panel (the panel
   // loop outside the rows' as above), the reduction by the plain
   // schedule's last k tile; none when a tiling split the panel (V as it is).
-  auto registerTile =
-      [&](const Sizes &extent) -> std::optional<std::vector<Sizes>> {
+  auto registerTile = [&](const Sizes &extent,
+                          bool) -> std::optional<std::vector<Sizes>> {
     if (extent[2] != NB)
       return std::vector<Sizes>{Sizes(4, 0)};
     int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);

@@ -99,7 +99,7 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
 /// (i whole) when NB divides s, as j = 1, i = s when s divides NB; the
 /// tiling before V keeps its sizes of m and j, and a register tile
 /// T(r, 1, 0, kr) follows it (r rows of two vectors within
-/// `legality`'s accumulator budget, kr the plain schedule's k tile, else 8),
+/// `legality`'s accumulator budget, kr the plain schedule's k tile, else 8, at most 8),
 /// so that the accumulator stays in registers over the reduction (none
 /// when an earlier tiling split the panel). Nothing when a step has no
 /// packed equivalent (TF, interchange, a size of n that neither divides
@@ -117,8 +117,9 @@ translatePackedSchedule(const std::vector<Action> &plain,
 /// packed: the tiling before V keeps its sizes of (b,) m and n and leaves
 /// k whole, and T((1,) r, c, kr) follows it (one batch, c: two vectors of
 /// columns, else one, r rows within the accumulator budget, kr the plain
-/// schedule's k tile, else 8, or the largest power of two below it that
-/// divides K). When that tiling (a T) leaves fewer columns than a vector,
+/// schedule's k tile, else 8, at most 4, or the largest power of two below it that
+/// divides K; where r is every row of the tile, c doubles while the
+/// accumulators fit). When that tiling (a T) leaves fewer columns than a vector,
 /// the register tile of the tile before it replaces it. The policy's own
 /// inner tiling often exceeds the register file (T(8,32,8): 32
 /// accumulators), leaves a vector half empty (T(1,8,8,32) with 16 lanes)
@@ -127,7 +128,8 @@ translatePackedSchedule(const std::vector<Action> &plain,
 /// has no equivalent (TF, interchange), the columns are not a multiple of
 /// a vector, the result would not change anything or would be too long,
 /// or `maxRows` (the register tile's rows at most: the `rt` rule choice)
-/// is 0.
+/// is 0. A schedule without TP or TF of an op of 2M multiply-adds or more
+/// gets its first tiling as a TP where that leaves the reduction whole.
 std::optional<std::vector<Action>>
 translateRegisterTile(const std::vector<Action> &plain,
                       const std::vector<int64_t> &extents, int64_t elementBits,
