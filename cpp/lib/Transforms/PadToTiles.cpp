@@ -240,6 +240,22 @@ int64_t paddedParallelExtent(int64_t extent) {
   return extent;
 }
 
+/// The extent a contraction's row loop (its result's second-to-last
+/// dimension) is padded to: of 64 or 32 where that pads and costs at most
+/// 1/6 more, else as another parallel loop. A 197x1000x128 matmul's rows
+/// at 224 rather than 256: 1.10x; a 12x197x196x128 batch matmul's
+/// 1.08x (AVX2, 2026-11-29). Only the rows: ViT's 197x197 attention
+/// scores at 224x224 got the policy's TF(1,16,2,0), 4% slower overall.
+int64_t paddedRowExtent(int64_t extent) {
+  if (extent >= kMinExtent && extent % 32 != 0)
+    for (int64_t m : {64, 32}) {
+      int64_t padded = llvm::divideCeil(extent, m) * m;
+      if (6 * (padded - extent) <= extent)
+        return padded;
+    }
+  return paddedParallelExtent(extent);
+}
+
 /// The extent a contraction's reduction loop is padded to.
 int64_t paddedReductionExtent(int64_t extent) {
   if (extent < kMinExtent || extent % 8 == 0)
@@ -293,9 +309,18 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
     return std::nullopt;
   bool contraction = linalg::isaContractionOpInterface(op);
   SmallVector<int64_t> extents(ranges);
-  for (auto [extent, iterator] : llvm::zip(extents, iterators)) {
+  // The loop of the result's rows (a contraction's m).
+  std::optional<unsigned> rows;
+  AffineMap result = op.getIndexingMapMatchingResult(op->getResult(0));
+  if (contraction && result.getNumResults() >= 2)
+    if (auto d = dyn_cast<AffineDimExpr>(
+            result.getResult(result.getNumResults() - 2)))
+      rows = d.getPosition();
+  for (auto [i, extent, iterator] :
+       llvm::enumerate(extents, iterators)) {
     if (iterator == utils::IteratorType::parallel)
-      extent = paddedParallelExtent(extent);
+      extent = rows == i ? paddedRowExtent(extent)
+                         : paddedParallelExtent(extent);
     else if (contraction)
       extent = paddedReductionExtent(extent);
   }
