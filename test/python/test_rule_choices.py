@@ -377,15 +377,15 @@ def test_transposes_are_scheduled_by_rule_in_blocks_transposed_in_registers():
 
 
 
-def _thin(n: int) -> str:
+def _thin(n: int, m: int = 2) -> str:
     return f"""
-func.func @mm(%a: tensor<2x1024xf32>, %b: tensor<1024x{n}xf32>) -> tensor<2x{n}xf32> {{
+func.func @mm(%a: tensor<{m}x1024xf32>, %b: tensor<1024x{n}xf32>) -> tensor<{m}x{n}xf32> {{
   %c0 = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<2x{n}xf32>
-  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<2x1024xf32>, tensor<1024x{n}xf32>)
-                     outs(%f : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
-  return %r : tensor<2x{n}xf32>
+  %e = tensor.empty() : tensor<{m}x{n}xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x1024xf32>, tensor<1024x{n}xf32>)
+                     outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %r : tensor<{m}x{n}xf32>
 }}
 """
 
@@ -401,10 +401,27 @@ def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     reference = _outputs(thin)
     m = Module.parse(thin, "mm", front_end=True)
     m.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
-    assert re.search(r"\b1: T[PF]\(2,64,0\) T\(0,(32|0),4\) V", m.schedule), m.schedule
+    assert re.search(r"\b1: T[PF]\(0,64,0\) T\(0,(32|0),4\) V", m.schedule), m.schedule
     ok, err = mlir_rl.outputs_match(
         Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
     assert ok, err
     small = Module.parse(_thin(512), "mm", front_end=True)
     small.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
-    assert re.search(r"\b1: T\(2,64,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
+    assert re.search(r"\b1: T\(0,64,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
+
+
+def test_a_thin_matmul_keeps_its_rows_whole_so_that_b_is_read_once():
+    """Four rows (no more than the accumulator registers): the policy's
+    TF(1,32,0) T(1,32,8) V read each column of B once per row (3x slower on
+    AVX2); the rules keep the rows whole in every tiling that tiles another
+    loop, the fill still fused (TF), and tile them in registers. Outputs
+    equal."""
+    text = _thin(1024, m=4)
+    reference = _outputs(text)
+    m = Module.parse(text, "mm", front_end=True)
+    m.apply_decisions("1: TF(1,32,0) T(1,32,8) V; 0: V")
+    assert re.search(r"\b1: TF\(0,32,0\) (T\(0,\d+,\d+\) )+V", m.schedule), m.schedule
+    assert not re.search(r"\b1: [^;]*T\([1-3],", m.schedule), m.schedule
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
+    assert ok, err

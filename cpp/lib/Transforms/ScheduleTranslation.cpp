@@ -52,7 +52,8 @@ using Sizes = std::vector<int64_t>;
 
 /// The walk both translations share: a plain matmul schedule's steps on
 /// loops (m, n, k) carried over to the target op's loops, starting at
-/// `extent`. NT stays; TF and interchange have no equivalent. A tiling
+/// `extent`. NT stays; interchange has no equivalent, nor TF unless
+/// `withFusion` (the same op's loops: a TF maps as a TP does). A tiling
 /// becomes the tilings `mapSizes(it, extents before it)` gives (nothing:
 /// no equivalent); the tiling right before V leaves the reduction (target
 /// loop `kLoop`) whole, and each V gets the tilings of
@@ -74,7 +75,7 @@ std::optional<std::vector<Action>> translateTilings(
     llvm::function_ref<std::optional<std::vector<Sizes>>(const Sizes &,
                                                           bool wide)>
         registerTile,
-    int historyLength) {
+    int historyLength, bool withFusion = false) {
   auto anyTiled = [](const Sizes &sizes) {
     return llvm::any_of(sizes, [](int64_t s) { return s != 0; });
   };
@@ -90,9 +91,12 @@ std::optional<std::vector<Action>> translateTilings(
     case ActionKind::NoTransformation:
       out.push_back(p);
       continue;
-    case ActionKind::TiledFusion:
     case ActionKind::Interchange:
       return std::nullopt;
+    case ActionKind::TiledFusion:
+      if (!withFusion)
+        return std::nullopt;
+      [[fallthrough]];
     case ActionKind::Tiling:
     case ActionKind::TiledParallelization: {
       std::optional<std::vector<Sizes>> mapped = mapSizes(p, extent);
@@ -209,11 +213,22 @@ translateRegisterTile(const std::vector<Action> &plain,
   int64_t budget = getAccumulatorRegisterBudget(legality);
   if (maxRows < 1)
     return std::nullopt;
+  // A thin matmul (no more rows than accumulators: a linear layer of a
+  // few tokens) keeps its rows whole in every tiling that tiles another
+  // loop too, so that each column of B is read once for all of them: the
+  // policy's TF(1,32,0) T(1,32,8) ran a 4x1024x1024 matmul 3x slower than
+  // TF(0,32,0) with a 4x16 register tile (AVX2, 2026-11-29).
+  bool thin = extents[m] <= budget;
   auto same = [&](const Action &p,
                   const Sizes &) -> std::optional<std::vector<Sizes>> {
     if (p.sizes.size() != extents.size())
       return std::nullopt;
-    return std::vector<Sizes>{p.sizes};
+    Sizes sizes = p.sizes;
+    if (thin && sizes[m] != 0 &&
+        llvm::any_of(llvm::seq<size_t>(0, sizes.size()),
+                     [&](size_t l) { return l != m && sizes[l] != 0; }))
+      sizes[m] = 0;
+    return std::vector<Sizes>{sizes};
   };
   // One batch, rows of two vectors of columns, else one (not `wide`).
   auto registerTile = [&](const Sizes &extent,
@@ -244,8 +259,9 @@ translateRegisterTile(const std::vector<Action> &plain,
     tile[k] = kr < extent[k] ? kr : 0;
     return std::vector<Sizes>{tile};
   };
-  std::optional<std::vector<Action>> out = translateTilings(
-      plain, extents, /*kLoop=*/k, same, registerTile, historyLength);
+  std::optional<std::vector<Action>> out =
+      translateTilings(plain, extents, /*kLoop=*/k, same, registerTile,
+                       historyLength, /*withFusion=*/true);
   if (out)
     parallelizeFirstTiling(*out, extents, k);
   if (!out || *out == plain)
