@@ -425,3 +425,15 @@ def test_a_thin_matmul_keeps_its_rows_whole_so_that_b_is_read_once():
     ok, err = mlir_rl.outputs_match(
         Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
     assert ok, err
+
+
+def test_a_tiling_that_splits_a_panel_gives_way_to_the_register_tile_before_it():
+    """Decisions whose inner tile is narrower than a panel (T(8,8,8): 8
+    columns of a 16- or 32-wide panel): the packed op gets the register
+    tile of the tile before that tiling, not V over the split panel and the
+    whole reduction (which V refused, dropping every rule of the module)."""
+    reference = _outputs(MATMUL)
+    m = _shipped("1: TP(32,0,0) T(8,8,8) V; 0: TP(32,64) V")
+    assert m.schedule.startswith("[mlir-rl-pack-rhs"), m.schedule
+    assert re.search(r"\b2: T[PF]\(32,0,0,0\) T\(0,1,0,0\) T\(\d+,0,0,8\) V", m.schedule), m.schedule
+    assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0]

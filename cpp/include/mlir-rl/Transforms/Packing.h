@@ -100,10 +100,12 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
 /// tiling before V keeps its sizes of m and j, and a register tile
 /// T(r, 1, 0, kr) follows it (r rows of two vectors within
 /// `legality`'s accumulator budget, kr the plain schedule's k tile, else 8, at most 8),
-/// so that the accumulator stays in registers over the reduction (none
-/// when an earlier tiling split the panel). Nothing when a step has no
+/// so that the accumulator stays in registers over the reduction (where
+/// the tiling before V splits the panel, the tile before that tiling
+/// takes the register tile). Nothing when a step has no
 /// packed equivalent (TF, interchange, a size of n that neither divides
-/// nor is divided by NB, too long a schedule). `maxRows`: the register
+/// nor is divided by NB, a panel split with no tile before, too long a
+/// schedule). `maxRows`: the register
 /// tile's rows at most (the `rt` rule choice; at least 1).
 std::optional<std::vector<Action>>
 translatePackedSchedule(const std::vector<Action> &plain,
