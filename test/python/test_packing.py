@@ -153,6 +153,16 @@ def test_in_process_scheduling_packs_as_the_pass_does(monkeypatch):
     assert not panels.search(plain.ir())
 
 
+def _vectorized_extents(schedule: str, op: int, extents) -> list[int]:
+    """The extents op's V vectorizes: each tiling's nonzero sizes, in turn
+    (a 0: the tile before it whole)."""
+    extents = list(extents)
+    actions = re.search(rf"\b{op}: ([^;]*)", schedule).group(1)
+    for sizes in re.findall(r"T[PF]?\(([^)]*)\)", actions):
+        extents = [int(t) or e for t, e in zip(sizes.split(","), extents)]
+    return extents
+
+
 @pytest.mark.parametrize("mnk", [(64, 256, 128), (32, 72, 48)])
 def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, monkeypatch):
     """An argument B of a matmul with fewer than 128 rows is not packed; the
@@ -166,13 +176,7 @@ def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, monkeypatch):
     result = run_pass(text, name="matmul")
     assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
     assert "packed into panels" not in result.stderr
-    # The extents V vectorizes: each tiling's nonzero sizes, in turn (a 0:
-    # the tile before it whole).
-    extents = list(mnk)
-    actions = re.search(r"\b1: ([^;]*)", result.schedule).group(1)
-    for sizes in re.findall(r"T[PF]?\(([^)]*)\)", actions):
-        extents = [int(t) or e for t, e in zip(sizes.split(","), extents)]
-    r, c, kr = extents
+    r, c, kr = _vectorized_extents(result.schedule, 1, mnk)
     assert c in (8, 16) and 1 <= r <= 8 and 1 <= kr <= 8, result.schedule
     assert result.schedule != decided.schedule
     ok, err = _outputs_equal(text, result.ir)
@@ -203,13 +207,7 @@ def test_pass_register_tiles_a_batch_matmul(registers, lanes, budget, fill, shap
     assert ("linalg.fill" in text) == fill
     result = run_pass(text, name="bmm")
     assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
-    op = 1 if fill else 0
-    # The extents V vectorizes: each tiling's nonzero sizes, in turn.
-    extents = list(shape)
-    actions = re.search(rf"\b{op}: ([^;]*)", result.schedule).group(1)
-    for sizes in re.findall(r"T[PF]?\(([^)]*)\)", actions):
-        extents = [int(t) or e for t, e in zip(sizes.split(","), extents)]
-    b, rows, cols, kr = extents
+    b, rows, cols, kr = _vectorized_extents(result.schedule, 1 if fill else 0, shape)
     assert b == 1 and cols % lanes == 0, result.schedule
     assert rows * (cols // lanes) <= budget, result.schedule
     ok, err = _outputs_equal(text, result.ir)

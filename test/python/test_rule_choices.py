@@ -376,7 +376,6 @@ def test_transposes_are_scheduled_by_rule_in_blocks_transposed_in_registers():
         assert ok, (choice, err)
 
 
-
 def _thin(n: int, m: int = 2) -> str:
     return f"""
 func.func @mm(%a: tensor<{m}x1024xf32>, %b: tensor<1024x{n}xf32>) -> tensor<{m}x{n}xf32> {{
@@ -395,8 +394,9 @@ def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     was decided without a parallel loop: its first tiling runs in parallel
     (a TF with its fill), and the register tile holds both rows with more
     columns instead of more rows (2x32 on AVX2; on AVX-512 the 64-column
-    tile whole), in reduction steps of 4 (the policy's 8). Below the size threshold (1M) nothing is parallelized.
-    Outputs equal the unscheduled program's."""
+    tile whole), in reduction steps of 4 (the policy's 8). Below 2M
+    multiply-adds (1M here) nothing is parallelized. Outputs equal the
+    unscheduled program's."""
     thin = _thin(1024)
     reference = _outputs(thin)
     m = Module.parse(thin, "mm", front_end=True)
