@@ -2,7 +2,7 @@
 // to full tiles, the result sliced back; what it leaves alone.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(func.func(mlir-rl-pad-to-tiles))' | FileCheck %s
 // The pass's front end pads before the policy schedules, and dump-schedule
-// replays it (the op ids do not change).
+// replays it.
 // RUN: %mlir_opt %s --load-pass-plugin=%mlir_rl_libs/libMlirRL%shlibext \
 // RUN:   -p 'builtin.module(linalg-rl-schedule{dump-schedule=%t.schedule})' -o %t.out
 // RUN: FileCheck %s --check-prefix=SCRIPT < %t.schedule
@@ -17,23 +17,23 @@
 // RUN: FileCheck %s --check-prefix=KEEP < %t.keep
 
 // SCRIPT: transform.apply_registered_pass "mlir-rl-pad-to-tiles"
-// KEEP-NOT: apply_registered_pass
+// KEEP-NOT: apply_registered_pass "mlir-rl-pad-to-tiles"
 
-// M = 50 -> 64 (64 costs 14/50 more), K = 36 -> 40 (a contraction: zeros
+// M = 50 -> 64 (64 costs 14/50 more), K = 38 -> 40 (a contraction: zeros
 // add nothing), N = 64 stays. The fill is made at the padded size.
 // CHECK-LABEL: func.func @matmul
 // CHECK:         %[[E:.+]] = tensor.empty() : tensor<64x64xf32>
 // CHECK:         %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<64x64xf32>)
-// CHECK-DAG:     %[[A:.+]] = tensor.pad %{{.+}} low[0, 0] high[14, 4]
-// CHECK-DAG:     %[[B:.+]] = tensor.pad %{{.+}} low[0, 0] high[4, 0]
+// CHECK-DAG:     %[[A:.+]] = tensor.pad %{{.+}} low[0, 0] high[14, 2]
+// CHECK-DAG:     %[[B:.+]] = tensor.pad %{{.+}} low[0, 0] high[2, 0]
 // CHECK:         %[[M:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<64x40xf32>, tensor<40x64xf32>) outs(%[[F]] : tensor<64x64xf32>)
 // CHECK:         %[[S:.+]] = tensor.extract_slice %[[M]][0, 0] [50, 64] [1, 1] : tensor<64x64xf32> to tensor<50x64xf32>
 // CHECK:         return %[[S]]
-func.func @matmul(%a: tensor<50x36xf32>, %b: tensor<36x64xf32>) -> tensor<50x64xf32> {
+func.func @matmul(%a: tensor<50x38xf32>, %b: tensor<38x64xf32>) -> tensor<50x64xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<50x64xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<50x64xf32>) -> tensor<50x64xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<50x36xf32>, tensor<36x64xf32>) outs(%f : tensor<50x64xf32>) -> tensor<50x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<50x38xf32>, tensor<38x64xf32>) outs(%f : tensor<50x64xf32>) -> tensor<50x64xf32>
   return %r : tensor<50x64xf32>
 }
 
@@ -47,12 +47,12 @@ func.func @matmul(%a: tensor<50x36xf32>, %b: tensor<36x64xf32>) -> tensor<50x64x
 // CHECK:         %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<64x64xf32>)
 // CHECK-NOT:     tensor.pad %{{.*}} high[14, 0]
 // CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x40xf32>, tensor<40x64xf32>) outs(%[[F]] : tensor<64x64xf32>)
-func.func @fill_of_a_reshape(%a: tensor<50x36xf32>, %b: tensor<36x64xf32>) -> tensor<50x64xf32> {
+func.func @fill_of_a_reshape(%a: tensor<50x38xf32>, %b: tensor<38x64xf32>) -> tensor<50x64xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x50x64xf32>
   %c = tensor.collapse_shape %e [[0, 1], [2]] : tensor<1x50x64xf32> into tensor<50x64xf32>
   %f = linalg.fill ins(%z : f32) outs(%c : tensor<50x64xf32>) -> tensor<50x64xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<50x36xf32>, tensor<36x64xf32>) outs(%f : tensor<50x64xf32>) -> tensor<50x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<50x38xf32>, tensor<38x64xf32>) outs(%f : tensor<50x64xf32>) -> tensor<50x64xf32>
   return %r : tensor<50x64xf32>
 }
 
@@ -77,8 +77,8 @@ func.func @bias(%a: tensor<50x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf
   %r = linalg.matmul ins(%a, %b : tensor<50x64xf32>, tensor<64x64xf32>) outs(%bb : tensor<50x64xf32>) -> tensor<50x64xf32>
   return %r : tensor<50x64xf32>
 }
-func.func @bmm_into_argument(%a: tensor<2x50x36xf32>, %b: tensor<2x36x64xf32>, %c: tensor<2x50x64xf32>) -> tensor<2x50x64xf32> {
-  %r = linalg.batch_matmul ins(%a, %b : tensor<2x50x36xf32>, tensor<2x36x64xf32>) outs(%c : tensor<2x50x64xf32>) -> tensor<2x50x64xf32>
+func.func @bmm_into_argument(%a: tensor<2x50x38xf32>, %b: tensor<2x38x64xf32>, %c: tensor<2x50x64xf32>) -> tensor<2x50x64xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x50x38xf32>, tensor<2x38x64xf32>) outs(%c : tensor<2x50x64xf32>) -> tensor<2x50x64xf32>
   return %r : tensor<2x50x64xf32>
 }
 
@@ -144,4 +144,62 @@ func.func @max_plus(%x: tensor<50x36xf32>, %y: tensor<36x50xf32>, %o: tensor<50x
 func.func @zero_batch(%a: tensor<0x31x48xf32>, %b: tensor<0x48x5xf32>, %c: tensor<0x31x5xf32>) -> tensor<0x31x5xf32> {
   %r = linalg.batch_matmul ins(%a, %b : tensor<0x31x48xf32>, tensor<0x48x5xf32>) outs(%c : tensor<0x31x5xf32>) -> tensor<0x31x5xf32>
   return %r : tensor<0x31x5xf32>
+}
+
+// A contraction's rows of 64 or more that 32 does not divide are split, not
+// padded: 192 + 5 of ViT's 197 tokens, each part on slices of the inputs
+// (nothing copied), with its own fill (the schedule fuses it; bufferized in
+// the result's buffer), inserted in turn. K = 196 (4 divides it) and
+// N = 128 stay; the part of 5 rows is not padded.
+// CHECK-LABEL: func.func @split_rows
+// CHECK-NOT:     tensor.pad
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<12x197x128xf32>
+// CHECK:         %[[A1:.+]] = tensor.extract_slice %arg0[0, 0, 0] [12, 192, 196] [1, 1, 1]
+// CHECK:         %[[F1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<12x192x128xf32>)
+// CHECK:         %[[M1:.+]] = linalg.batch_matmul ins(%[[A1]], %arg1 : tensor<12x192x196xf32>, tensor<12x196x128xf32>) outs(%[[F1]] : tensor<12x192x128xf32>)
+// CHECK:         %[[I1:.+]] = tensor.insert_slice %[[M1]] into %[[E]][0, 0, 0] [12, 192, 128] [1, 1, 1]
+// CHECK:         %[[A2:.+]] = tensor.extract_slice %arg0[0, 192, 0] [12, 5, 196] [1, 1, 1]
+// CHECK:         %[[F2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<12x5x128xf32>)
+// CHECK:         %[[M2:.+]] = linalg.batch_matmul ins(%[[A2]], %arg1 : tensor<12x5x196xf32>, tensor<12x196x128xf32>) outs(%[[F2]] : tensor<12x5x128xf32>)
+// CHECK:         %[[I2:.+]] = tensor.insert_slice %[[M2]] into %[[I1]][0, 192, 0] [12, 5, 128] [1, 1, 1]
+// CHECK:         return %[[I2]]
+func.func @split_rows(%a: tensor<12x197x196xf32>, %b: tensor<12x196x128xf32>) -> tensor<12x197x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x197x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<12x197x128xf32>) -> tensor<12x197x128xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<12x197x196xf32>, tensor<12x196x128xf32>) outs(%f : tensor<12x197x128xf32>) -> tensor<12x197x128xf32>
+  return %r : tensor<12x197x128xf32>
+}
+
+// Split rows into an accumulator that is read (an argument): the parts
+// accumulate into slices of it, the second into the first's insertion; the
+// odd columns (100 -> 128) are padded in each part.
+// CHECK-LABEL: func.func @split_rows_into_argument
+// CHECK:         %[[C1:.+]] = tensor.extract_slice %arg2[0, 0] [96, 100] [1, 1]
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<96x64xf32>, tensor<64x128xf32>) outs(%{{.+}} : tensor<96x128xf32>)
+// CHECK:         %[[I1:.+]] = tensor.insert_slice %{{.+}} into %arg2[0, 0] [96, 100] [1, 1]
+// CHECK:         %[[C2:.+]] = tensor.extract_slice %[[I1]][96, 0] [4, 100] [1, 1]
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x64xf32>, tensor<64x100xf32>) outs(%[[C2]] : tensor<4x100xf32>)
+// CHECK:         tensor.insert_slice %{{.+}} into %[[I1]][96, 0] [4, 100] [1, 1]
+func.func @split_rows_into_argument(%a: tensor<100x64xf32>, %b: tensor<64x100xf32>, %c: tensor<100x100xf32>) -> tensor<100x100xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<100x64xf32>, tensor<64x100xf32>) outs(%c : tensor<100x100xf32>) -> tensor<100x100xf32>
+  return %r : tensor<100x100xf32>
+}
+
+// Split rows whose fill writes into a reshaped empty tensor (a pointwise NCHW
+// convolution's 144 filters from conv-to-matmul): each part gets a fill of
+// its own empty tensor (fusable), not a slice of the whole fill; 144 -> 128 + 16.
+// CHECK-LABEL: func.func @split_rows_fill_of_a_reshape
+// CHECK-NOT:     tensor.collapse_shape %{{.+}} : tensor<1x144x56x56xf32>
+// CHECK:         %[[F1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<128x3136xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<128x24xf32>, tensor<24x3136xf32>) outs(%[[F1]] : tensor<128x3136xf32>)
+// CHECK:         %[[F2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x3136xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<16x24xf32>, tensor<24x3136xf32>) outs(%[[F2]] : tensor<16x3136xf32>)
+func.func @split_rows_fill_of_a_reshape(%w: tensor<144x24xf32>, %x: tensor<24x3136xf32>) -> tensor<144x3136xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x144x56x56xf32>
+  %c = tensor.collapse_shape %e [[0, 1], [2, 3]] : tensor<1x144x56x56xf32> into tensor<144x3136xf32>
+  %f = linalg.fill ins(%z : f32) outs(%c : tensor<144x3136xf32>) -> tensor<144x3136xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<144x24xf32>, tensor<24x3136xf32>) outs(%f : tensor<144x3136xf32>) -> tensor<144x3136xf32>
+  return %r : tensor<144x3136xf32>
 }

@@ -71,6 +71,9 @@ PROGRAMS = {
     "matmul-i32": _matmul(50, 21, 40, "i32"),
     "matmul-f64-into-argument": _matmul(23, 19, 70, "f64", init="argument"),
     "matmul-bias": _matmul(50, 48, 100, init="bias"),
+    # Rows split (96 + 4): into an argument read by both parts, onto a bias.
+    "split-into-argument": _matmul(100, 64, 100, init="argument"),
+    "split-bias": _matmul(100, 48, 100, init="bias"),
     "bmm-transposed": _bmm_transposed(3, 49, 24, 49),
     "max-plus": _max_plus(50, 36, 20),
 }
@@ -98,28 +101,41 @@ def test_padding_changes_no_output(name, mlir_rl_opt):
         assert ok, (m.schedule, err)
 
 
-def test_rows_are_padded_to_the_cheapest_full_tiles_columns_as_before(mlir_rl_opt):
-    """A contraction's rows (its result's second-to-last dimension) go to a
-    multiple of 32 where that costs at most 1/6 more (197 -> 224, not 256);
-    its other parallel loops to the largest multiple up to 64 costing at
-    most 1/3 (197 -> 256); the reduction to a multiple of 8 (197 -> 200).
-    Outputs equal."""
+def test_rows_are_split_columns_and_reduction_padded_as_before(mlir_rl_opt):
+    """A contraction's rows of 64 or more that 32 does not divide are split
+    (197 -> 192 + 5: no padded row computed, nothing copied for them); its
+    other parallel loops go to the largest multiple up to 64 costing at most
+    1/3 (197 -> 256); the reduction to a multiple of 8 where 4 does not
+    divide it (197 -> 200). The part of 5 rows is not padded (B would be
+    copied for 5 uses of each element). Outputs equal."""
     text = _matmul(197, 197, 197)
     after = _padded(text, mlir_rl_opt)
-    assert "tensor<224x200xf32>, tensor<200x256xf32>) outs(" in after, after
+    assert "tensor<192x200xf32>, tensor<200x256xf32>) outs(" in after, after
+    assert "tensor<5x197xf32>, tensor<197x197xf32>) outs(" in after, after
+    assert "tensor<224x" not in after
     assert mlir_rl.outputs_match(_outputs(after), _outputs(text))[0]
     bmm = _bmm_transposed(12, 197, 64, 197)
-    assert "tensor<12x224x256xf32>" in _padded(bmm, mlir_rl_opt)
+    after = _padded(bmm, mlir_rl_opt)
+    assert "tensor<12x192x256xf32>" in after and "tensor<12x5x197xf32>" in after, after
+    assert mlir_rl.outputs_match(_outputs(after), _outputs(bmm))[0]
+
+
+def test_a_reduction_that_4_divides_is_not_padded(mlir_rl_opt):
+    """196 stays (the register tile's step of 4 divides it): padding it to
+    200 copied both inputs of a 12x197x196x128 batch matmul."""
+    after = _padded(_matmul(64, 196, 64), mlir_rl_opt)
+    assert "tensor.pad" not in after, after
 
 
 def test_the_policy_sees_the_padded_extents():
     text = PROGRAMS["matmul-197x64x96"]
     m = mlir_rl.Module.parse(text)
     m.schedule_with_policy()
-    assert "tensor<224x64xf32>" in m.ir() and "tensor<197x96xf32>" in m.ir()
+    assert "tensor<192x64xf32>" in m.ir() and "tensor<197x96xf32>" in m.ir()
+    assert m.schedule.count("V") >= 2, m.schedule  # both parts scheduled
     kept = mlir_rl.Module.parse(text)
     kept.schedule_with_policy(pad_to_tiles=False)
-    assert "tensor.pad" not in kept.ir() and "224x" not in kept.ir()
+    assert "tensor.pad" not in kept.ir() and "192x" not in kept.ir()
 
 
 @pytest.mark.parametrize("text", [

@@ -2,11 +2,12 @@
 //
 // An op whose loops the scheduler's power-of-two tiles do not divide is
 // computed on inputs padded with zeros and its result sliced back (see
-// Padding.h for which ops and extents). The padded op replaces the original
-// in place, so op ids do not change; its init is made at the padded size
-// where that costs nothing (a fill, an empty tensor, or an elementwise
-// producer used only there, such as a broadcast bias, is re-created padded),
-// else padded as the inputs are.
+// Padding.h for which ops and extents); a contraction's rows are split into
+// a multiple of 32 and the rest first (getRowSplit), each part padded so.
+// The padded op replaces the original in place; its init is made at the
+// padded size where that costs nothing (a fill, an empty tensor, or an
+// elementwise producer used only there, such as a broadcast bias, is
+// re-created padded), else padded as the inputs are.
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Transforms/Padding.h"
@@ -34,6 +35,8 @@ using mlir::rl::isPaddingCheapEnough;
 namespace {
 
 constexpr int64_t kMinExtent = 16;
+constexpr int64_t kMinSplitRows = 64;
+constexpr int64_t kRowSplitMultiple = 32;
 constexpr int64_t kMinReuse = 16;
 
 /// A body the padded iterations can run: arith and math only, no integer
@@ -256,25 +259,190 @@ int64_t paddedRowExtent(int64_t extent) {
   return paddedParallelExtent(extent);
 }
 
-/// The extent a contraction's reduction loop is padded to.
+/// The extent a contraction's reduction loop is padded to: none where 4
+/// divides it (196 was padded to 200, a copy of both inputs; the register
+/// tile's step of 4 divides 196).
 int64_t paddedReductionExtent(int64_t extent) {
-  if (extent < kMinExtent || extent % 8 == 0)
+  if (extent < kMinExtent || extent % 4 == 0)
     return extent;
   int64_t padded = llvm::divideCeil(extent, 8) * 8;
   return isPaddingCheapEnough(padded, extent) ? padded : extent;
 }
 
+/// `v` sliced to [offset, offset + size) along dimension `dim`.
+Value sliceAlong(RewriterBase &rewriter, Location loc, Value v, unsigned dim,
+                 int64_t offset, int64_t size) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
+  offsets[dim] = rewriter.getIndexAttr(offset);
+  sizes[dim] = rewriter.getIndexAttr(size);
+  return tensor::ExtractSliceOp::create(rewriter, loc, v, offsets, sizes,
+                                        strides);
+}
+
+/// The position of loop `loop` in the results of `map` (a projected
+/// permutation), if it is there.
+std::optional<unsigned> positionOf(AffineMap map, unsigned loop) {
+  for (auto [i, expr] : llvm::enumerate(map.getResults()))
+    if (cast<AffineDimExpr>(expr).getPosition() == loop)
+      return i;
+  return std::nullopt;
+}
+
+/// Whether `v` is an empty tensor, possibly reshaped (as conv-to-matmul
+/// leaves a pointwise convolution's accumulator).
+bool isEmptyTensor(Value v) {
+  Operation *def = v.getDefiningOp();
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    def = def->getOperand(0).getDefiningOp();
+  return isa_and_nonnull<tensor::EmptyOp>(def);
+}
+
+/// Whether the parts of a split op make their own init for `init`: the op
+/// does not read it, or it is a fill of an empty tensor.
+bool makesOwnInit(linalg::LinalgOp op, OpOperand &init) {
+  if (!op.payloadUsesValueFromOperand(&init))
+    return true;
+  auto fill = init.get().getDefiningOp<linalg::FillOp>();
+  return fill && isEmptyTensor(fill.getOutputs()[0]);
+}
+
+/// An init for the part [offset, offset + size) of loop `loop` of `op`'s
+/// init `operand`, written into `dest` (the whole init so far): a fill of a
+/// new empty tensor where the whole init is a fill of an empty tensor (so
+/// that the schedule can fuse it, and eliminate-empty-tensors makes it a
+/// slice of the result's buffer), an empty tensor where the op does not
+/// read its init, else the slice of `dest`.
+Value partInit(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand &operand,
+               Value dest, unsigned dim, int64_t offset, int64_t size) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(dest.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = size;
+  auto emptyOfPart = [&] {
+    return tensor::EmptyOp::create(rewriter, loc, shape,
+                                   type.getElementType(), type.getEncoding());
+  };
+  if (!makesOwnInit(op, operand))
+    return sliceAlong(rewriter, loc, dest, dim, offset, size);
+  if (auto fill = operand.get().getDefiningOp<linalg::FillOp>();
+      fill && op.payloadUsesValueFromOperand(&operand))
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
+                                  Value(emptyOfPart()))
+        .getResult(0);
+  return emptyOfPart();
+}
+
+/// Replaces `op` by two ops over the rows [0, split) and [split, end) of
+/// loop `loop`, each on slices of the inputs, their results inserted into
+/// the init in turn (the second's init a slice of the first's insertion,
+/// so that both bufferize in place); returns the two.
+std::array<linalg::LinalgOp, 2> splitOp(RewriterBase &rewriter,
+                                        linalg::LinalgOp op, unsigned loop,
+                                        int64_t split) {
+  Location loc = op.getLoc();
+  int64_t extent = op.getStaticLoopRanges()[loop];
+  rewriter.setInsertionPoint(op);
+  // Where the parts are inserted: an empty tensor of the init's type
+  // where the parts make their own inits, else the init.
+  SmallVector<Value> dests;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Value v = init.get();
+    if (makesOwnInit(op, init)) {
+      auto type = cast<RankedTensorType>(v.getType());
+      v = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                  type.getElementType(), type.getEncoding());
+    }
+    dests.push_back(v);
+  }
+  std::array<linalg::LinalgOp, 2> parts;
+  std::array<std::pair<int64_t, int64_t>, 2> ranges = {
+      std::pair<int64_t, int64_t>{0, split}, {split, extent - split}};
+  for (auto [p, range] : llvm::enumerate(ranges)) {
+    auto [offset, size] = range;
+    SmallVector<Value> operands;
+    SmallVector<Type> resultTypes;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (!isa<RankedTensorType>(v.getType())) {
+        operands.push_back(v);
+        continue;
+      }
+      std::optional<unsigned> dim =
+          positionOf(op.getMatchingIndexingMap(&operand), loop);
+      if (op.isDpsInit(&operand)) {
+        unsigned i = operand.getOperandNumber() - op.getNumDpsInputs();
+        Value init = partInit(rewriter, op, operand, dests[i], *dim, offset,
+                              size);
+        operands.push_back(init);
+        resultTypes.push_back(init.getType());
+      } else {
+        operands.push_back(dim ? sliceAlong(rewriter, loc, v, *dim, offset, size)
+                               : v);
+      }
+    }
+    Operation *part = clone(rewriter, op, resultTypes, operands);
+    parts[p] = cast<linalg::LinalgOp>(part);
+    for (auto [i, result] : llvm::enumerate(part->getResults())) {
+      unsigned dim = *positionOf(
+          op.getIndexingMapMatchingResult(op->getResult(i)), loop);
+      auto type = cast<RankedTensorType>(dests[i].getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      offsets[dim] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+          rewriter.getContext(),
+          cast<RankedTensorType>(result.getType()).getShape());
+      dests[i] = tensor::InsertSliceOp::create(rewriter, loc, result, dests[i],
+                                               offsets, sizes, strides);
+    }
+  }
+  // The whole init's fill and empty tensor (and reshapes of it), if the
+  // parts made their own.
+  SmallVector<Operation *> dead = emptyInits(op);
+  for (Value init : op.getDpsInits()) {
+    Operation *def = init.getDefiningOp();
+    if (isa_and_nonnull<linalg::FillOp>(def)) {
+      dead.push_back(def);
+      def = cast<linalg::FillOp>(def).getOutputs()[0].getDefiningOp();
+    }
+    for (; isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                           tensor::EmptyOp>(def);
+         def = def->getNumOperands() ? def->getOperand(0).getDefiningOp()
+                                     : nullptr)
+      dead.push_back(def);
+  }
+  rewriter.replaceOp(op, dests);
+  eraseUnused(rewriter, dead);
+  return parts;
+}
+
 struct PadToTilesPass : public mlir::rl::impl::PadToTilesBase<PadToTilesPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> ops;
+    SmallVector<linalg::LinalgOp> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (std::optional<SmallVector<int64_t>> extents =
-              mlir::rl::getTilePadding(op))
-        ops.push_back({op, std::move(*extents)});
+      if (mlir::rl::getRowSplit(op) || mlir::rl::getTilePadding(op))
+        ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (auto &[op, extents] : ops)
-      padOp(rewriter, op, extents);
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<linalg::LinalgOp, 2> todo{op};
+      if (std::optional<std::pair<unsigned, int64_t>> split =
+              mlir::rl::getRowSplit(op)) {
+        std::array<linalg::LinalgOp, 2> parts =
+            splitOp(rewriter, op, split->first, split->second);
+        todo.assign(parts.begin(), parts.end());
+      }
+      for (linalg::LinalgOp part : todo)
+        if (std::optional<SmallVector<int64_t>> extents =
+                mlir::rl::getTilePadding(part))
+          padOp(rewriter, part, *extents);
+    }
   }
 };
 
@@ -288,6 +456,42 @@ Value mlir::rl::sliceOfPadded(OpBuilder &b, Location loc, Value padded,
   return tensor::ExtractSliceOp::create(
       b, loc, padded, zeros, getAsIndexOpFoldResult(b.getContext(), type.getShape()),
       ones);
+}
+
+/// The loop of a contraction's rows (its result's second-to-last
+/// dimension), if it has one.
+static std::optional<unsigned> getRowLoop(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op) || op->getNumResults() == 0)
+    return std::nullopt;
+  AffineMap result = op.getIndexingMapMatchingResult(op->getResult(0));
+  if (result.getNumResults() < 2)
+    return std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(
+          result.getResult(result.getNumResults() - 2)))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+std::optional<std::pair<unsigned, int64_t>>
+mlir::rl::getRowSplit(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || !hasPaddableAccesses(op) ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  std::optional<unsigned> rows = getRowLoop(op);
+  if (!rows)
+    return std::nullopt;
+  SmallVector<int64_t> reductionRanges;
+  for (auto [range, iterator] :
+       llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+    if (iterator == utils::IteratorType::reduction)
+      reductionRanges.push_back(range);
+  if (computeProduct(reductionRanges) < kMinReuse)
+    return std::nullopt;
+  int64_t extent = op.getStaticLoopRanges()[*rows];
+  if (extent < kMinSplitRows || extent % kRowSplitMultiple == 0)
+    return std::nullopt;
+  return std::pair<unsigned, int64_t>{
+      *rows, extent / kRowSplitMultiple * kRowSplitMultiple};
 }
 
 std::optional<SmallVector<int64_t>>
@@ -309,13 +513,7 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
     return std::nullopt;
   bool contraction = linalg::isaContractionOpInterface(op);
   SmallVector<int64_t> extents(ranges);
-  // The loop of the result's rows (a contraction's m).
-  std::optional<unsigned> rows;
-  AffineMap result = op.getIndexingMapMatchingResult(op->getResult(0));
-  if (contraction && result.getNumResults() >= 2)
-    if (auto d = dyn_cast<AffineDimExpr>(
-            result.getResult(result.getNumResults() - 2)))
-      rows = d.getPosition();
+  std::optional<unsigned> rows = getRowLoop(op);
   for (auto [i, extent, iterator] :
        llvm::enumerate(extents, iterators)) {
     if (iterator == utils::IteratorType::parallel)
@@ -343,7 +541,7 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
 bool mlir::rl::hasOpsToPad(ModuleOp module) {
   bool found = false;
   module.walk([&](linalg::LinalgOp op) {
-    if (!getTilePadding(op))
+    if (!getRowSplit(op) && !getTilePadding(op))
       return WalkResult::advance();
     found = true;
     return WalkResult::interrupt();
