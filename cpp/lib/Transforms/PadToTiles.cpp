@@ -231,13 +231,19 @@ void padOp(RewriterBase &rewriter, linalg::LinalgOp op,
   eraseUnused(rewriter, dead);
 }
 
-/// The extent a parallel loop is padded to (see getTilePadding).
+/// The extent a parallel loop is padded to (see getTilePadding): one that
+/// a vector register's 8 floats divide already only where that costs at
+/// most 1/6 more. An NHWC convolution's 24 filters at 32 were 33% more
+/// work and got packed 4x16 tiles; at 24, plain 8x8 ones ran the
+/// convolution 1.37x faster (AVX2, 2026-11-29).
 int64_t paddedParallelExtent(int64_t extent) {
   if (extent < kMinExtent || extent % 32 == 0)
     return extent;
+  bool tileable = extent % 8 == 0;
   for (int64_t m = 64; m >= 8; m /= 2) {
     int64_t padded = llvm::divideCeil(extent, m) * m;
-    if (isPaddingCheapEnough(padded, extent))
+    if (tileable ? 6 * (padded - extent) <= extent
+                 : isPaddingCheapEnough(padded, extent))
       return padded;
   }
   return extent;

@@ -37,7 +37,8 @@ Value sliceOfPadded(OpBuilder &b, Location loc, Value padded,
 /// linalg.index or integer division (the padded iterations compute on
 /// zeros): each parallel loop of 16 or more iterations that 32 does not
 /// divide, to a multiple of the largest power of two from 64 down to 8 that
-/// is cheap enough (isPaddingCheapEnough; a contraction's rows, its
+/// is cheap enough (isPaddingCheapEnough; at most 1/6 more where 8 divides
+/// the loop already; a contraction's rows, its
 /// result's second-to-last dimension, to a multiple of 64 or 32 that costs
 /// at most 1/6 more first), and for a contraction (zeros add
 /// nothing) each reduction loop of 16 or more that 4 (a plain register
