@@ -145,6 +145,14 @@ func.func @zero_batch(%a: tensor<0x31x48xf32>, %b: tensor<0x48x5xf32>, %c: tenso
   %r = linalg.batch_matmul ins(%a, %b : tensor<0x31x48xf32>, tensor<0x48x5xf32>) outs(%c : tensor<0x31x5xf32>) -> tensor<0x31x5xf32>
   return %r : tensor<0x31x5xf32>
 }
+// Nor is it split, rows of 197 or not.
+// CHECK-LABEL: func.func @zero_batch_odd_rows
+// CHECK-NEXT:    linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<0x197x48xf32>, tensor<0x48x64xf32>) outs(%{{.+}} : tensor<0x197x64xf32>)
+// CHECK-NEXT:    return
+func.func @zero_batch_odd_rows(%a: tensor<0x197x48xf32>, %b: tensor<0x48x64xf32>, %c: tensor<0x197x64xf32>) -> tensor<0x197x64xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<0x197x48xf32>, tensor<0x48x64xf32>) outs(%c : tensor<0x197x64xf32>) -> tensor<0x197x64xf32>
+  return %r : tensor<0x197x64xf32>
+}
 
 // A contraction's rows of 64 or more that 32 does not divide are split, not
 // padded: 192 + 5 of ViT's 197 tokens, each part on slices of the inputs

@@ -72,6 +72,35 @@ bool hasPaddableAccesses(linalg::LinalgOp op) {
   return true;
 }
 
+/// Appends to `ops` the reshapes and the empty tensor `v` is (from `v`'s
+/// definition down), if it is an empty tensor, possibly reshaped.
+void appendEmptyChain(Value v, SmallVectorImpl<Operation *> &ops) {
+  for (Operation *def = v.getDefiningOp();
+       def && isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                  tensor::EmptyOp>(def);
+       def = def->getNumOperands() ? def->getOperand(0).getDefiningOp()
+                                   : nullptr)
+    ops.push_back(def);
+}
+
+/// Whether `v` is an empty tensor, possibly reshaped (as conv-to-matmul
+/// leaves a pointwise convolution's accumulator).
+bool isEmptyTensor(Value v) {
+  SmallVector<Operation *> chain;
+  appendEmptyChain(v, chain);
+  return !chain.empty() && isa<tensor::EmptyOp>(chain.back());
+}
+
+/// The product of `op`'s reduction loops' extents.
+int64_t getReductionIterations(linalg::LinalgOp op) {
+  int64_t product = 1;
+  for (auto [range, iterator] :
+       llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+    if (iterator == utils::IteratorType::reduction)
+      product *= range;
+  return product;
+}
+
 /// `operand`'s shape with `extents` (one per loop of its op).
 SmallVector<int64_t> shapeFor(linalg::LinalgOp op, OpOperand &operand,
                               ArrayRef<int64_t> extents) {
@@ -150,12 +179,7 @@ Operation *clonePadded(RewriterBase &rewriter, linalg::LinalgOp op,
                                                  padded.getElementType(),
                                                  padded.getEncoding()));
       resultTypes.push_back(padded);
-      for (Operation *def = v.getDefiningOp();
-           def && isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                      tensor::EmptyOp>(def);
-           def = def->getNumOperands() ? def->getOperand(0).getDefiningOp()
-                                       : nullptr)
-        dead.push_back(def);
+      appendEmptyChain(v, dead);
     } else if (op.isDpsInit(&operand)) {
       operands.push_back(padInit(rewriter, loc, v, padded, dead));
       resultTypes.push_back(padded);
@@ -275,18 +299,28 @@ int64_t paddedReductionExtent(int64_t extent) {
   return isPaddingCheapEnough(padded, extent) ? padded : extent;
 }
 
+/// The offsets, sizes and strides of the part [offset, offset + size) of
+/// dimension `dim` of a tensor of `shape`.
+struct Part {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+Part getPart(Builder &b, ArrayRef<int64_t> shape, unsigned dim,
+             int64_t offset, int64_t size) {
+  Part part{SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(0)),
+            getAsIndexOpFoldResult(b.getContext(), shape),
+            SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1))};
+  part.offsets[dim] = b.getIndexAttr(offset);
+  part.sizes[dim] = b.getIndexAttr(size);
+  return part;
+}
+
 /// `v` sliced to [offset, offset + size) along dimension `dim`.
 Value sliceAlong(RewriterBase &rewriter, Location loc, Value v, unsigned dim,
                  int64_t offset, int64_t size) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes =
-      getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
-  offsets[dim] = rewriter.getIndexAttr(offset);
-  sizes[dim] = rewriter.getIndexAttr(size);
-  return tensor::ExtractSliceOp::create(rewriter, loc, v, offsets, sizes,
-                                        strides);
+  Part part = getPart(rewriter, cast<RankedTensorType>(v.getType()).getShape(),
+                      dim, offset, size);
+  return tensor::ExtractSliceOp::create(rewriter, loc, v, part.offsets,
+                                        part.sizes, part.strides);
 }
 
 /// The position of loop `loop` in the results of `map` (a projected
@@ -296,15 +330,6 @@ std::optional<unsigned> positionOf(AffineMap map, unsigned loop) {
     if (cast<AffineDimExpr>(expr).getPosition() == loop)
       return i;
   return std::nullopt;
-}
-
-/// Whether `v` is an empty tensor, possibly reshaped (as conv-to-matmul
-/// leaves a pointwise convolution's accumulator).
-bool isEmptyTensor(Value v) {
-  Operation *def = v.getDefiningOp();
-  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-    def = def->getOperand(0).getDefiningOp();
-  return isa_and_nonnull<tensor::EmptyOp>(def);
 }
 
 /// Whether the parts of a split op make their own init for `init`: the op
@@ -332,14 +357,14 @@ Value partInit(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand &operand,
     return tensor::EmptyOp::create(rewriter, loc, shape,
                                    type.getElementType(), type.getEncoding());
   };
+  if (!op.payloadUsesValueFromOperand(&operand))
+    return emptyOfPart();
   if (!makesOwnInit(op, operand))
     return sliceAlong(rewriter, loc, dest, dim, offset, size);
-  if (auto fill = operand.get().getDefiningOp<linalg::FillOp>();
-      fill && op.payloadUsesValueFromOperand(&operand))
-    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
-                                  Value(emptyOfPart()))
-        .getResult(0);
-  return emptyOfPart();
+  auto fill = operand.get().getDefiningOp<linalg::FillOp>();
+  return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
+                                Value(emptyOfPart()))
+      .getResult(0);
 }
 
 /// Replaces `op` by two ops over the rows [0, split) and [split, end) of
@@ -395,33 +420,23 @@ std::array<linalg::LinalgOp, 2> splitOp(RewriterBase &rewriter,
     for (auto [i, result] : llvm::enumerate(part->getResults())) {
       unsigned dim = *positionOf(
           op.getIndexingMapMatchingResult(op->getResult(i)), loop);
-      auto type = cast<RankedTensorType>(dests[i].getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> strides(type.getRank(),
-                                        rewriter.getIndexAttr(1));
-      offsets[dim] = rewriter.getIndexAttr(offset);
-      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-          rewriter.getContext(),
-          cast<RankedTensorType>(result.getType()).getShape());
+      Part into = getPart(
+          rewriter, cast<RankedTensorType>(dests[i].getType()).getShape(), dim,
+          offset, size);
       dests[i] = tensor::InsertSliceOp::create(rewriter, loc, result, dests[i],
-                                               offsets, sizes, strides);
+                                               into.offsets, into.sizes,
+                                               into.strides);
     }
   }
   // The whole init's fill and empty tensor (and reshapes of it), if the
   // parts made their own.
   SmallVector<Operation *> dead = emptyInits(op);
   for (Value init : op.getDpsInits()) {
-    Operation *def = init.getDefiningOp();
-    if (isa_and_nonnull<linalg::FillOp>(def)) {
-      dead.push_back(def);
-      def = cast<linalg::FillOp>(def).getOutputs()[0].getDefiningOp();
+    if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+      dead.push_back(fill);
+      init = fill.getOutputs()[0];
     }
-    for (; isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                           tensor::EmptyOp>(def);
-         def = def->getNumOperands() ? def->getOperand(0).getDefiningOp()
-                                     : nullptr)
-      dead.push_back(def);
+    appendEmptyChain(init, dead);
   }
   rewriter.replaceOp(op, dests);
   eraseUnused(rewriter, dead);
@@ -486,12 +501,9 @@ mlir::rl::getRowSplit(linalg::LinalgOp op) {
   std::optional<unsigned> rows = getRowLoop(op);
   if (!rows)
     return std::nullopt;
-  SmallVector<int64_t> reductionRanges;
-  for (auto [range, iterator] :
-       llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
-    if (iterator == utils::IteratorType::reduction)
-      reductionRanges.push_back(range);
-  if (computeProduct(reductionRanges) < kMinReuse)
+  // Nothing to split in an empty iteration space (see getTilePadding).
+  if (getReductionIterations(op) < kMinReuse ||
+      llvm::is_contained(op.getStaticLoopRanges(), 0))
     return std::nullopt;
   int64_t extent = op.getStaticLoopRanges()[*rows];
   if (extent < kMinSplitRows || extent % kRowSplitMultiple == 0)
@@ -510,13 +522,9 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
   // no slice at offset 0 to take back: the pass made invalid IR).
   if (llvm::is_contained(ranges, 0))
     return std::nullopt;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> reductionRanges;
-  for (auto [range, iterator] : llvm::zip(ranges, iterators))
-    if (iterator == utils::IteratorType::reduction)
-      reductionRanges.push_back(range);
-  if (computeProduct(reductionRanges) < kMinReuse)
+  if (getReductionIterations(op) < kMinReuse)
     return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   bool contraction = linalg::isaContractionOpInterface(op);
   SmallVector<int64_t> extents(ranges);
   std::optional<unsigned> rows = getRowLoop(op);
