@@ -437,3 +437,19 @@ def test_a_tiling_that_splits_a_panel_gives_way_to_the_register_tile_before_it()
     assert m.schedule.startswith("[mlir-rl-pack-rhs"), m.schedule
     assert re.search(r"\b2: T[PF]\(32,0,0,0\) T\(0,1,0,0\) T\(\d+,0,0,8\) V", m.schedule), m.schedule
     assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0]
+
+
+def test_a_parallel_tile_narrower_than_a_vector_takes_one_and_odd_rows_stay_whole():
+    """Five rows (what a split leaves of 197) decided TF(0,4,0) V: 4 columns
+    hold no register tile, so V computed 5x4x1024 products and reduced them
+    across lanes. The TF takes one vector of columns (8 on AVX2, 16 on
+    AVX-512) and the register tile holds all 5 rows (5 accumulators, not a
+    power of two's 1). Outputs equal."""
+    text = _thin(1024, m=5)
+    reference = _outputs(text)
+    m = Module.parse(text, "mm", front_end=True)
+    m.apply_decisions("1: TF(0,4,0) V; 0: V")
+    assert re.search(r"\b1: TF\(0,(8|16),0\) T\(0,0,4\) V", m.schedule), m.schedule
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
+    assert ok, err

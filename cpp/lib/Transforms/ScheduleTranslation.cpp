@@ -14,10 +14,14 @@ namespace mlir::rl {
 
 namespace {
 
-/// Rows of a register tile: the largest power of two dividing `rows`
-/// whose accumulators (`vectorsPerRow` each) fit in `budget`.
+/// Rows of a register tile: all `rows` where their accumulators
+/// (`vectorsPerRow` each) fit in `budget` (the 5 rows left of 197 by a
+/// split: 5 accumulators, not 1), else the largest power of two dividing
+/// `rows` whose accumulators fit.
 int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
                             int64_t budget) {
+  if (rows * vectorsPerRow <= budget)
+    return rows;
   int64_t r = 1;
   while (2 * r * vectorsPerRow <= budget && rows % (2 * r) == 0)
     r *= 2;
@@ -219,7 +223,7 @@ translateRegisterTile(const std::vector<Action> &plain,
   // TF(0,32,0) with a 4x16 register tile (AVX2, 2026-11-29).
   bool thin = extents[m] <= budget;
   auto same = [&](const Action &p,
-                  const Sizes &) -> std::optional<std::vector<Sizes>> {
+                  const Sizes &before) -> std::optional<std::vector<Sizes>> {
     if (p.sizes.size() != extents.size())
       return std::nullopt;
     Sizes sizes = p.sizes;
@@ -227,6 +231,14 @@ translateRegisterTile(const std::vector<Action> &plain,
         llvm::any_of(llvm::seq<size_t>(0, sizes.size()),
                      [&](size_t l) { return l != m && sizes[l] != 0; }))
       sizes[m] = 0;
+    // A parallel tile narrower than a vector of columns, which no register
+    // tile fits in, takes one vector: the policy's TF(0,4,0) V on the 5
+    // rows left of a 197x1000x128 matmul (split 192 + 5) computed 5x4x128
+    // products and reduced them across lanes (a T gives way to the
+    // register tile of the extents before it instead, translateTilings).
+    if (p.kind != ActionKind::Tiling && sizes[n] != 0 && sizes[n] < lanes &&
+        before[n] % lanes == 0)
+      sizes[n] = lanes;
     return std::vector<Sizes>{sizes};
   };
   // One batch, rows of two vectors of columns, else one (not `wide`).
