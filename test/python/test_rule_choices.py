@@ -376,13 +376,13 @@ def test_transposes_are_scheduled_by_rule_in_blocks_transposed_in_registers():
         assert ok, (choice, err)
 
 
-def _thin(n: int, m: int = 2) -> str:
+def _thin(n: int, m: int = 2, k: int = 1024) -> str:
     return f"""
-func.func @mm(%a: tensor<{m}x1024xf32>, %b: tensor<1024x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+func.func @mm(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<{m}x{n}xf32>
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<{m}x1024xf32>, tensor<1024x{n}xf32>)
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>)
                      outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
   return %r : tensor<{m}x{n}xf32>
 }}
@@ -441,11 +441,11 @@ def test_a_tiling_that_splits_a_panel_gives_way_to_the_register_tile_before_it()
 
 def test_a_parallel_tile_narrower_than_a_vector_takes_one_and_odd_rows_stay_whole():
     """Five rows (what a split leaves of 197) decided TF(0,4,0) V: 4 columns
-    hold no register tile, so V computed 5x4x1024 products and reduced them
+    hold no register tile, so V computed 5x4x128 products and reduced them
     across lanes. The TF takes one vector of columns (8 on AVX2, 16 on
     AVX-512) and the register tile holds all 5 rows (5 accumulators, not a
     power of two's 1). Outputs equal."""
-    text = _thin(1024, m=5)
+    text = _thin(1024, m=5, k=128)
     reference = _outputs(text)
     m = Module.parse(text, "mm", front_end=True)
     m.apply_decisions("1: TF(0,4,0) V; 0: V")
