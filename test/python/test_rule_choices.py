@@ -389,6 +389,17 @@ func.func @mm(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n
 """
 
 
+def _decided(text: str, decisions: str) -> Module:
+    """`text` through the front end, `decisions` and the rules; its outputs
+    (2 threads) checked against the unscheduled program's."""
+    m = Module.parse(text, "mm", front_end=True)
+    m.apply_decisions(decisions)
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, _outputs(text))
+    assert ok, (m.schedule, err)
+    return m
+
+
 def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     """A matmul of two rows (a batch-2 linear layer, 2M multiply-adds) that
     was decided without a parallel loop: its first tiling runs in parallel
@@ -397,14 +408,8 @@ def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     tile whole), in reduction steps of 4 (the policy's 8). Below 2M
     multiply-adds (1M here) nothing is parallelized. Outputs equal the
     unscheduled program's."""
-    thin = _thin(1024)
-    reference = _outputs(thin)
-    m = Module.parse(thin, "mm", front_end=True)
-    m.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
+    m = _decided(_thin(1024), "1: T(2,64,8) V; 0: T(0,64) V")
     assert re.search(r"\b1: T[PF]\(0,64,0\) T\(0,(32|0),4\) V", m.schedule), m.schedule
-    ok, err = mlir_rl.outputs_match(
-        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
-    assert ok, err
     small = Module.parse(_thin(512), "mm", front_end=True)
     small.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
     assert re.search(r"\b1: T\(0,64,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
@@ -416,15 +421,9 @@ def test_a_thin_matmul_keeps_its_rows_whole_so_that_b_is_read_once():
     AVX2); the rules keep the rows whole in every tiling that tiles another
     loop, the fill still fused (TF), and tile them in registers. Outputs
     equal."""
-    text = _thin(1024, m=4)
-    reference = _outputs(text)
-    m = Module.parse(text, "mm", front_end=True)
-    m.apply_decisions("1: TF(1,32,0) T(1,32,8) V; 0: V")
+    m = _decided(_thin(1024, m=4), "1: TF(1,32,0) T(1,32,8) V; 0: V")
     assert re.search(r"\b1: TF\(0,32,0\) (T\(0,\d+,\d+\) )+V", m.schedule), m.schedule
     assert not re.search(r"\b1: [^;]*T\([1-3],", m.schedule), m.schedule
-    ok, err = mlir_rl.outputs_match(
-        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
-    assert ok, err
 
 
 def test_a_tiling_that_splits_a_panel_gives_way_to_the_register_tile_before_it():
@@ -445,11 +444,5 @@ def test_a_parallel_tile_narrower_than_a_vector_takes_one_and_odd_rows_stay_whol
     across lanes. The TF takes one vector of columns (8 on AVX2, 16 on
     AVX-512) and the register tile holds all 5 rows (5 accumulators, not a
     power of two's 1). Outputs equal."""
-    text = _thin(1024, m=5, k=128)
-    reference = _outputs(text)
-    m = Module.parse(text, "mm", front_end=True)
-    m.apply_decisions("1: TF(0,4,0) V; 0: V")
+    m = _decided(_thin(1024, m=5, k=128), "1: TF(0,4,0) V; 0: V")
     assert re.search(r"\b1: TF\(0,(8|16),0\) T\(0,0,4\) V", m.schedule), m.schedule
-    ok, err = mlir_rl.outputs_match(
-        Module.parse(m.ir(), "mm").time(runs=1, warmup=0, threads=2).outputs, reference)
-    assert ok, err
