@@ -452,14 +452,14 @@ struct PadToTilesPass : public mlir::rl::impl::PadToTilesBase<PadToTilesPass> {
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
-      SmallVector<linalg::LinalgOp, 2> todo{op};
+      SmallVector<linalg::LinalgOp, 2> toPad{op};
       if (std::optional<std::pair<unsigned, int64_t>> split =
               mlir::rl::getRowSplit(op)) {
         std::array<linalg::LinalgOp, 2> parts =
             splitOp(rewriter, op, split->first, split->second);
-        todo.assign(parts.begin(), parts.end());
+        toPad.assign(parts.begin(), parts.end());
       }
-      for (linalg::LinalgOp part : todo)
+      for (linalg::LinalgOp part : toPad)
         if (std::optional<SmallVector<int64_t>> extents =
                 mlir::rl::getTilePadding(part))
           padOp(rewriter, part, *extents);

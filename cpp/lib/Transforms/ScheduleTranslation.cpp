@@ -323,7 +323,7 @@ translatePackedSchedule(const std::vector<Action> &plain,
                                 Sizes{sizes[0], 0, si, sizes[2]}};
     return std::vector<Sizes>{Sizes{sizes[0], sj, si, sizes[2]}};
   };
-  // Rows of m (a power of two dividing its extent), one panel (the panel
+  // Rows of m (getRegisterTileRows), one panel (the panel
   // loop outside the rows' as above), the reduction by the plain
   // schedule's last k tile; nothing when a tiling split the panel (then
   // the tile before that tiling's, else no packed equivalent). V as it was
