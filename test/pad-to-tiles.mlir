@@ -180,14 +180,21 @@ func.func @split_rows(%a: tensor<12x197x196xf32>, %b: tensor<12x196x128xf32>) ->
 }
 
 // Split rows into an accumulator that is read (an argument): the parts
-// accumulate into slices of it, the second into the first's insertion; the
-// odd columns (100 -> 128) are padded in each part.
+// accumulate into slices of it, the second into the first's insertion. The
+// 96-row part's columns, which would be padded (100 -> 128), are split too
+// (96 + 4); the 4-row part's are neither (its B would be copied for 4 rows).
 // CHECK-LABEL: func.func @split_rows_into_argument
+// CHECK-NOT:     tensor.pad
 // CHECK:         %[[C1:.+]] = tensor.extract_slice %arg2[0, 0] [96, 100] [1, 1]
-// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<96x64xf32>, tensor<64x128xf32>) outs(%{{.+}} : tensor<96x128xf32>)
-// CHECK:         %[[I1:.+]] = tensor.insert_slice %{{.+}} into %arg2[0, 0] [96, 100] [1, 1]
+// CHECK:         %[[C11:.+]] = tensor.extract_slice %[[C1]][0, 0] [96, 96] [1, 1]
+// CHECK:         %[[M11:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<96x64xf32>, tensor<64x96xf32>) outs(%[[C11]] : tensor<96x96xf32>)
+// CHECK:         %[[I11:.+]] = tensor.insert_slice %[[M11]] into %[[C1]][0, 0] [96, 96] [1, 1]
+// CHECK:         %[[C12:.+]] = tensor.extract_slice %[[I11]][0, 96] [96, 4] [1, 1]
+// CHECK:         %[[M12:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<96x64xf32>, tensor<64x4xf32>) outs(%[[C12]] : tensor<96x4xf32>)
+// CHECK:         %[[I12:.+]] = tensor.insert_slice %[[M12]] into %[[I11]][0, 96] [96, 4] [1, 1]
+// CHECK:         %[[I1:.+]] = tensor.insert_slice %[[I12]] into %arg2[0, 0] [96, 100] [1, 1]
 // CHECK:         %[[C2:.+]] = tensor.extract_slice %[[I1]][96, 0] [4, 100] [1, 1]
-// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x64xf32>, tensor<64x100xf32>) outs(%[[C2]] : tensor<4x100xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %arg1 : tensor<4x64xf32>, tensor<64x100xf32>) outs(%[[C2]] : tensor<4x100xf32>)
 // CHECK:         tensor.insert_slice %{{.+}} into %[[I1]][96, 0] [4, 100] [1, 1]
 func.func @split_rows_into_argument(%a: tensor<100x64xf32>, %b: tensor<64x100xf32>, %c: tensor<100x100xf32>) -> tensor<100x100xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<100x64xf32>, tensor<64x100xf32>) outs(%c : tensor<100x100xf32>) -> tensor<100x100xf32>
@@ -210,4 +217,44 @@ func.func @split_rows_fill_of_a_reshape(%w: tensor<144x24xf32>, %x: tensor<24x31
   %f = linalg.fill ins(%z : f32) outs(%c : tensor<144x3136xf32>) -> tensor<144x3136xf32>
   %r = linalg.matmul ins(%w, %x : tensor<144x24xf32>, tensor<24x3136xf32>) outs(%f : tensor<144x3136xf32>) -> tensor<144x3136xf32>
   return %r : tensor<144x3136xf32>
+}
+
+// Columns that would be padded are split as rows are (1000 -> 992 + 8, the
+// first part in whole packed panels; padded to 1024, the 1000 columns of the
+// result were copied out of the padded one), each part with its own fill.
+// CHECK-LABEL: func.func @split_columns
+// CHECK-NOT:     tensor.pad
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<192x1000xf32>
+// CHECK:         %[[B1:.+]] = tensor.extract_slice %arg1[0, 0] [128, 992] [1, 1]
+// CHECK:         %[[F1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<192x992xf32>)
+// CHECK:         %[[M1:.+]] = linalg.matmul ins(%arg0, %[[B1]] : tensor<192x128xf32>, tensor<128x992xf32>) outs(%[[F1]] : tensor<192x992xf32>)
+// CHECK:         %[[I1:.+]] = tensor.insert_slice %[[M1]] into %[[E]][0, 0] [192, 992] [1, 1]
+// CHECK:         %[[B2:.+]] = tensor.extract_slice %arg1[0, 992] [128, 8] [1, 1]
+// CHECK:         %[[F2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<192x8xf32>)
+// CHECK:         %[[M2:.+]] = linalg.matmul ins(%arg0, %[[B2]] : tensor<192x128xf32>, tensor<128x8xf32>) outs(%[[F2]] : tensor<192x8xf32>)
+// CHECK:         %[[I2:.+]] = tensor.insert_slice %[[M2]] into %[[I1]][0, 992] [192, 8] [1, 1]
+// CHECK:         return %[[I2]]
+func.func @split_columns(%a: tensor<192x128xf32>, %b: tensor<128x1000xf32>) -> tensor<192x1000xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<192x1000xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x1000xf32>) -> tensor<192x1000xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<192x128xf32>, tensor<128x1000xf32>) outs(%f : tensor<192x1000xf32>) -> tensor<192x1000xf32>
+  return %r : tensor<192x1000xf32>
+}
+
+// ViT's attention scores (a batch matmul with B transposed, 197 tokens both
+// ways): rows 192 + 5, then the 192-row part's columns 192 + 5 (padded to
+// 256 they were 30% more work); the 5-row part's columns stay 197.
+// CHECK-LABEL: func.func @split_scores
+// CHECK-NOT:     tensor.pad
+// CHECK:         linalg.batch_matmul indexing_maps = {{.+}} ins(%{{.+}}, %{{.+}} : tensor<12x192x64xf32>, tensor<12x192x64xf32>) outs(%{{.+}} : tensor<12x192x192xf32>)
+// CHECK:         linalg.batch_matmul indexing_maps = {{.+}} ins(%{{.+}}, %{{.+}} : tensor<12x192x64xf32>, tensor<12x5x64xf32>) outs(%{{.+}} : tensor<12x192x5xf32>)
+// CHECK:         linalg.batch_matmul indexing_maps = {{.+}} ins(%{{.+}}, %arg1 : tensor<12x5x64xf32>, tensor<12x197x64xf32>) outs(%{{.+}} : tensor<12x5x197xf32>)
+func.func @split_scores(%q: tensor<12x197x64xf32>, %k: tensor<12x197x64xf32>) -> tensor<12x197x197xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x197x197xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+         ins(%q, %k : tensor<12x197x64xf32>, tensor<12x197x64xf32>) outs(%f : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
+  return %r : tensor<12x197x197xf32>
 }

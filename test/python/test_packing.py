@@ -163,21 +163,26 @@ def _vectorized_extents(schedule: str, op: int, extents) -> list[int]:
     return extents
 
 
-@pytest.mark.parametrize("mnk", [(64, 256, 128), (32, 72, 48)])
-def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, monkeypatch):
+@pytest.mark.parametrize("mnk,parts", [
+    ((64, 256, 128), {1: (64, 256, 128)}),
+    ((32, 72, 48), {1: (32, 64, 48), 3: (32, 8, 48)}),
+])
+def test_pass_register_tiles_a_matmul_that_stays_plain(mnk, parts, monkeypatch):
     """An argument B of a matmul with fewer than 128 rows is not packed; the
     matmul gets a register tile under its decided tiling instead: rows of one
     or two vectors within the accumulator budget, the reduction split inside
-    it (72 columns are padded to full tiles first)."""
+    it (72 columns are split into 64 + 8 first: two matmuls, op ids 1 and 3
+    after their fills)."""
     monkeypatch.setenv("MLIR_RL_VECTOR_REGISTERS", AVX2["MLIR_RL_VECTOR_REGISTERS"])
     text = kernels.matmul(*mnk)
     decided = run_pass(text, name="matmul", extra=["register-tiles=false"])
     assert "register-tiled" not in decided.stderr
     result = run_pass(text, name="matmul")
-    assert "1 plain matmuls register-tiled" in result.stderr, result.stderr
+    assert f"{len(parts)} plain matmuls register-tiled" in result.stderr, result.stderr
     assert "packed into panels" not in result.stderr
-    r, c, kr = _vectorized_extents(result.schedule, 1, mnk)
-    assert c in (8, 16) and 1 <= r <= 8 and 1 <= kr <= 8, result.schedule
+    for op, extents in parts.items():
+        r, c, kr = _vectorized_extents(result.schedule, op, extents)
+        assert c in (8, 16) and 1 <= r <= 8 and 1 <= kr <= 8, (op, result.schedule)
     assert result.schedule != decided.schedule
     ok, err = _outputs_equal(text, result.ir)
     assert ok, err

@@ -3,7 +3,8 @@
 // An op whose loops the scheduler's power-of-two tiles do not divide is
 // computed on inputs padded with zeros and its result sliced back (see
 // Padding.h for which ops and extents); a contraction's rows are split into
-// a multiple of 32 and the rest first (getRowSplit), each part padded so.
+// a multiple of 32 and the rest first (getRowSplit), then its columns where
+// they would be padded (getColumnSplit), each part padded so.
 // The padded op replaces the original in place; its init is made at the
 // padded size where that costs nothing (a fill, an empty tensor, or an
 // elementwise producer used only there, such as a broadcast bias, is
@@ -35,8 +36,8 @@ using mlir::rl::isPaddingCheapEnough;
 namespace {
 
 constexpr int64_t kMinExtent = 16;
-constexpr int64_t kMinSplitRows = 64;
-constexpr int64_t kRowSplitMultiple = 32;
+constexpr int64_t kMinSplitExtent = 64;
+constexpr int64_t kSplitMultiple = 32;
 constexpr int64_t kMinReuse = 16;
 
 /// A body the padded iterations can run: arith and math only, no integer
@@ -443,27 +444,32 @@ std::array<linalg::LinalgOp, 2> splitOp(RewriterBase &rewriter,
   return parts;
 }
 
+/// Splits `op` as getSplit says, its parts again (a part of the rows in
+/// its columns), and pads what is left as getTilePadding says. Each split
+/// leaves its loop a multiple of 32 or under 32, so this ends.
+void splitAndPad(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (std::optional<std::pair<unsigned, int64_t>> split =
+          mlir::rl::getSplit(op)) {
+    for (linalg::LinalgOp part :
+         splitOp(rewriter, op, split->first, split->second))
+      splitAndPad(rewriter, part);
+    return;
+  }
+  if (std::optional<SmallVector<int64_t>> extents =
+          mlir::rl::getTilePadding(op))
+    padOp(rewriter, op, *extents);
+}
+
 struct PadToTilesPass : public mlir::rl::impl::PadToTilesBase<PadToTilesPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (mlir::rl::getRowSplit(op) || mlir::rl::getTilePadding(op))
+      if (mlir::rl::getSplit(op) || mlir::rl::getTilePadding(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
-      SmallVector<linalg::LinalgOp, 2> toPad{op};
-      if (std::optional<std::pair<unsigned, int64_t>> split =
-              mlir::rl::getRowSplit(op)) {
-        std::array<linalg::LinalgOp, 2> parts =
-            splitOp(rewriter, op, split->first, split->second);
-        toPad.assign(parts.begin(), parts.end());
-      }
-      for (linalg::LinalgOp part : toPad)
-        if (std::optional<SmallVector<int64_t>> extents =
-                mlir::rl::getTilePadding(part))
-          padOp(rewriter, part, *extents);
-    }
+    for (linalg::LinalgOp op : ops)
+      splitAndPad(rewriter, op);
   }
 };
 
@@ -479,37 +485,70 @@ Value mlir::rl::sliceOfPadded(OpBuilder &b, Location loc, Value padded,
       ones);
 }
 
-/// The loop of a contraction's rows (its result's second-to-last
-/// dimension), if it has one.
-static std::optional<unsigned> getRowLoop(linalg::LinalgOp op) {
+/// The loop of a contraction's result dimension `fromEnd` places before
+/// its last (0: its columns, 1: its rows), if it has one.
+static std::optional<unsigned> getResultLoop(linalg::LinalgOp op,
+                                             unsigned fromEnd) {
   if (!linalg::isaContractionOpInterface(op) || op->getNumResults() == 0)
     return std::nullopt;
   AffineMap result = op.getIndexingMapMatchingResult(op->getResult(0));
-  if (result.getNumResults() < 2)
+  if (result.getNumResults() < fromEnd + 1)
     return std::nullopt;
   if (auto d = dyn_cast<AffineDimExpr>(
-          result.getResult(result.getNumResults() - 2)))
+          result.getResult(result.getNumResults() - 1 - fromEnd)))
     return d.getPosition();
   return std::nullopt;
 }
 
-std::optional<std::pair<unsigned, int64_t>>
-mlir::rl::getRowSplit(linalg::LinalgOp op) {
-  if (op.getNumReductionLoops() == 0 || !hasPaddableAccesses(op) ||
+/// The loop of a contraction's rows (its result's second-to-last
+/// dimension), if it has one.
+static std::optional<unsigned> getRowLoop(linalg::LinalgOp op) {
+  return getResultLoop(op, 1);
+}
+
+/// Whether `op` may be split along loop `loop` (getRowSplit's conditions
+/// but which loop): at least 64 iterations that 32 does not divide.
+static bool isSplittable(linalg::LinalgOp op, std::optional<unsigned> loop) {
+  if (!loop || op.getNumReductionLoops() == 0 || !hasPaddableAccesses(op) ||
       op.getNumDpsInits() != 1)
-    return std::nullopt;
-  std::optional<unsigned> rows = getRowLoop(op);
-  if (!rows)
-    return std::nullopt;
+    return false;
   // Nothing to split in an empty iteration space (see getTilePadding).
   if (getReductionIterations(op) < kMinReuse ||
       llvm::is_contained(op.getStaticLoopRanges(), 0))
+    return false;
+  int64_t extent = op.getStaticLoopRanges()[*loop];
+  return extent >= kMinSplitExtent && extent % kSplitMultiple != 0;
+}
+
+std::optional<std::pair<unsigned, int64_t>>
+mlir::rl::getRowSplit(linalg::LinalgOp op) {
+  std::optional<unsigned> rows = getRowLoop(op);
+  if (!isSplittable(op, rows))
     return std::nullopt;
   int64_t extent = op.getStaticLoopRanges()[*rows];
-  if (extent < kMinSplitRows || extent % kRowSplitMultiple == 0)
+  return std::pair<unsigned, int64_t>{
+      *rows, extent / kSplitMultiple * kSplitMultiple};
+}
+
+std::optional<std::pair<unsigned, int64_t>>
+mlir::rl::getColumnSplit(linalg::LinalgOp op) {
+  std::optional<unsigned> columns = getResultLoop(op, 0);
+  if (!isSplittable(op, columns) ||
+      op.getIteratorTypesArray()[*columns] != utils::IteratorType::parallel)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> padded = getTilePadding(op);
+  int64_t extent = op.getStaticLoopRanges()[*columns];
+  if (!padded || (*padded)[*columns] == extent)
     return std::nullopt;
   return std::pair<unsigned, int64_t>{
-      *rows, extent / kRowSplitMultiple * kRowSplitMultiple};
+      *columns, extent / kSplitMultiple * kSplitMultiple};
+}
+
+std::optional<std::pair<unsigned, int64_t>>
+mlir::rl::getSplit(linalg::LinalgOp op) {
+  if (std::optional<std::pair<unsigned, int64_t>> rows = getRowSplit(op))
+    return rows;
+  return getColumnSplit(op);
 }
 
 std::optional<SmallVector<int64_t>>
@@ -555,7 +594,7 @@ mlir::rl::getTilePadding(linalg::LinalgOp op) {
 bool mlir::rl::hasOpsToPad(ModuleOp module) {
   bool found = false;
   module.walk([&](linalg::LinalgOp op) {
-    if (!getRowSplit(op) && !getTilePadding(op))
+    if (!getSplit(op) && !getTilePadding(op))
       return WalkResult::advance();
     found = true;
     return WalkResult::interrupt();

@@ -58,7 +58,20 @@ std::optional<SmallVector<int64_t>> getTilePadding(linalg::LinalgOp op);
 /// (AVX2, 2026-11-29). Each part is then padded as getTilePadding says.
 std::optional<std::pair<unsigned, int64_t>> getRowSplit(linalg::LinalgOp op);
 
-/// Whether `module` has an op that getRowSplit splits or getTilePadding
+/// Where mlir-rl-pad-to-tiles splits `op`'s columns (its result's last
+/// dimension, a parallel loop) instead of padding them: as getRowSplit
+/// does rows, where getTilePadding would pad the columns. The first part
+/// then takes the matmul's packed panels whole; padding a 192x1000x128
+/// matmul's columns to 1024 also copied its 192x1000 result out of the
+/// padded one.
+std::optional<std::pair<unsigned, int64_t>>
+getColumnSplit(linalg::LinalgOp op);
+
+/// The split mlir-rl-pad-to-tiles makes of `op` first: its rows'
+/// (getRowSplit), else its columns' (getColumnSplit).
+std::optional<std::pair<unsigned, int64_t>> getSplit(linalg::LinalgOp op);
+
+/// Whether `module` has an op that getSplit splits or getTilePadding
 /// pads.
 bool hasOpsToPad(ModuleOp module);
 

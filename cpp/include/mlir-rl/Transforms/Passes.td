@@ -591,8 +591,11 @@ def PadToTiles : Pass<"mlir-rl-pad-to-tiles"> {
     64 that 32 does not divide are split first: the op becomes two, over
     the rows up to the multiple of 32 below and over the rest, each on
     slices of the inputs (nothing copied) with its own fill where the init
-    was a fill, inserted in turn; each part is then padded as above (ViT's
-    197 tokens: 192 + 5 rows, 1.3x faster than padded to 224). An op is padded
+    was a fill, inserted in turn; then a part's columns (its result's last
+    dimension, parallel) that would be padded are split the same way (1000
+    columns: 992 + 8, the first part in whole packed panels); each part is
+    then padded as above (ViT's 197 tokens: 192 + 5 rows, 1.3x faster than
+    padded to 224). An op is padded
     only where each input it pads is reused at least 16 times (not a
     matrix-vector product or a plain reduction, which would pay a copy of
     the input for nothing). Its init is re-created at the padded size when
