@@ -150,10 +150,14 @@ func.func @mixed(%x: tensor<1x4x6x6xf16>, %w: tensor<8x4x3x3xf16>, %o: tensor<1x
 
 // NHWC 28x28 pixels are padded as one dimension, at its end: 784 -> 800 (a
 // multiple of 32, 2 % more work), where 28x32 would be 896 (14 %). Each tap
-// copy writes the first 784 rows of the zero-filled [800, KH, KW, C] tensor
-// seen as [28, 28, ...]; the output is the first 784 rows of the matmul's.
+// copy writes the first 784 rows of the [800, KH, KW, C] tensor seen as
+// [28, 28, ...], whose last 16 rows alone are filled with zeros (not all of
+// it: a memset of the whole im2col tensor); the output is the first 784 rows
+// of the matmul's.
 // PAD-LABEL: func.func @nhwc_28
-// PAD:         %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<800x3x3x8xf32>)
+// PAD:         %[[E:.+]] = tensor.empty() : tensor<800x3x3x8xf32>
+// PAD:         %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x3x3x8xf32>)
+// PAD:         %[[F:.+]] = tensor.insert_slice %[[Z]] into %[[E]][784, 0, 0, 0] [16, 3, 3, 8] [1, 1, 1, 1]
 // PAD:         %[[R:.+]] = tensor.extract_slice %[[F]][0, 0, 0, 0] [784, 1, 1, 8] [1, 1, 1, 1]
 // PAD:         tensor.expand_shape %[[R]] {{\[}}[0, 1], [2], [3], [4]] output_shape [28, 28, 1, 1, 8]
 // PAD:         tensor.insert_slice %{{.+}} into %[[F]][0, 0, 0, 0] [784, 1, 1, 8] [1, 1, 1, 1]

@@ -326,7 +326,26 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     Value full = tensor::EmptyOp::create(rewriter, loc, fullShape, elt);
     Value dest = full;
-    if (padded) {
+    if (padded && flat && kwP == s.kw) {
+      // Only the rows past the pixels are padding (the copies write all
+      // others): zeros there alone. Filling all of it was a memset of the
+      // whole im2col tensor (800x1440 for 784 pixels: 7% of a 3x3
+      // convolution's time, AVX2, 2026-11-29).
+      SmallVector<int64_t> tailShape(fullShape);
+      tailShape[b] = pFlat - pixels;
+      Value tail = linalg::FillOp::create(
+                       rewriter, loc, zero(),
+                       Value(tensor::EmptyOp::create(rewriter, loc, tailShape,
+                                                     elt)))
+                       .getResult(0);
+      SmallVector<int64_t> offsets(fullShape.size(), 0);
+      offsets[b] = pixels;
+      full = tensor::InsertSliceOp::create(
+          rewriter, loc, tail, full, getAsIndexOpFoldResult(ctx, offsets),
+          getAsIndexOpFoldResult(ctx, tailShape),
+          SmallVector<OpFoldResult>(fullShape.size(),
+                                    rewriter.getIndexAttr(1)));
+    } else if (padded) {
       full = linalg::FillOp::create(rewriter, loc, zero(), full).getResult(0);
       if (!flat)
         dest = rl::sliceOfPadded(rewriter, loc, full,
