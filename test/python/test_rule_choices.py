@@ -405,14 +405,18 @@ def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     was decided without a parallel loop: its first tiling runs in parallel
     (a TF with its fill), and the register tile holds both rows with more
     columns instead of more rows (2x32 on AVX2; on AVX-512 the 64-column
-    tile whole), in reduction steps of 4 (the policy's 8). Below 2M
-    multiply-adds (1M here) nothing is parallelized. Outputs equal the
-    unscheduled program's."""
+    tile whole), in reduction steps of 4 (the policy's 8). So is a matrix-
+    vector product of 512K multiply-adds whose B of 2 MB one core would
+    stream alone; below 2M multiply-adds and 512 KB of inputs (128K and
+    270 KB here) nothing is parallelized. Outputs equal the unscheduled
+    program's."""
     m = _decided(_thin(1024), "1: T(2,64,8) V; 0: T(0,64) V")
     assert re.search(r"\b1: T[PF]\(0,64,0\) T\(0,(32|0),4\) V", m.schedule), m.schedule
-    small = Module.parse(_thin(512), "mm", front_end=True)
-    small.apply_decisions("1: T(2,64,8) V; 0: T(0,64) V")
-    assert re.search(r"\b1: T\(0,64,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
+    gemv = _decided(_thin(1000, m=1, k=512), "1: T(0,8,0) T(0,0,4) V; 0: T(0,8) V")
+    assert re.search(r"\b1: T[PF]\(0,8,0\) T\(0,0,4\) V", gemv.schedule), gemv.schedule
+    small = Module.parse(_thin(64), "mm", front_end=True)
+    small.apply_decisions("1: T(2,32,8) V; 0: T(0,32) V")
+    assert re.search(r"\b1: T\(0,32,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
 
 
 def test_a_thin_matmul_keeps_its_rows_whole_so_that_b_is_read_once():
