@@ -26,9 +26,13 @@ from typing import Optional, Union
 
 DTYPES = ("f32", "f64", "i32", "i64")
 DTYPE_WEIGHTS = (0.7, 0.1, 0.1, 0.1)
-# Odd, prime and power-of-two sizes; 1 often (a degenerate loop).
-SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 19, 23, 24, 29, 31, 32, 33, 37, 48, 64)
-SIZE_WEIGHTS = (6, 3, 4, 3, 4, 2, 4, 3, 2, 3, 2, 3, 3, 3, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1)
+# Odd, prime and power-of-two sizes; 1 often (a degenerate loop). 67, 100
+# and 197 (ViT's tokens): contractions whose rows or columns, 64 or more and
+# not a multiple of 32, the front end splits (mlir-rl-pad-to-tiles).
+SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 19, 23, 24, 29, 31, 32, 33, 37, 48, 64,
+         67, 100, 197)
+SIZE_WEIGHTS = (6, 3, 4, 3, 4, 2, 4, 3, 2, 3, 2, 3, 3, 3, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1,
+                2, 2, 2)
 MAX_ELEMENTS = 24_000     # per tensor
 MAX_ITERATIONS = 1_500_000  # per op's iteration space
 
@@ -526,13 +530,17 @@ class _Builder:
         self.args: list[TensorType] = []
         self.nodes: list[Node] = []
 
-    def dim(self, limit: int = 64) -> int:
+    def dim(self, limit: int = 197) -> int:
         choices = [(s, w) for s, w in zip(SIZES, SIZE_WEIGHTS)
                    if s <= limit and (not self.pow2 or s & (s - 1) == 0)]
         sizes, weights = zip(*choices)
         return self.rng.choices(sizes, weights)[0]
 
     def shape(self, rank: int) -> tuple[int, ...]:
+        # Now and then a matrix of many rows and a reduction to match (a
+        # matmul on it has rows the front end splits).
+        if rank == 2 and not self.pow2 and self.rng.random() < 0.3:
+            return (self.rng.choice((67, 100, 197)), self.rng.choice((16, 24, 33, 48, 64)))
         for _ in range(50):
             s = tuple(self.dim() for _ in range(rank))
             if math.prod(s) <= MAX_ELEMENTS:
@@ -659,7 +667,10 @@ def _try_node(b: _Builder, x: Ref) -> Optional[Ref]:
             attrs: dict = {}
         elif kind == "matmul":
             m, k = t.shape
-            n = b.dim()
+            # Often columns that the front end splits (not a multiple of 32),
+            # mostly where the rows are many too.
+            big = rng.random() < (0.5 if m >= 64 else 0.1)
+            n = rng.choice((67, 100, 197)) if big else b.dim()
             if _iterations(m, n, k) > MAX_ITERATIONS or m * n > MAX_ELEMENTS:
                 return None
             tb = rng.random() < 0.25
