@@ -16,7 +16,10 @@
 // CHECK:         tensor.collapse_shape %[[C]] {{\[}}[0], [1], [2, 3]] : tensor<1x24x1x32xf32> into tensor<1x24x32xf32>
 // MATMUL-LABEL: func.func @ncw
 // MATMUL-NOT:   linalg.conv
-// MATMUL:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// The accumulator, a fill of the lifted (reshaped) empty tensor, is a fill of
+// the transposed shape, not a transposing copy of the fill.
+// MATMUL:       %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<32x24xf32>)
+// MATMUL:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%[[F]] : tensor<32x24xf32>)
 // MATMUL-NOT:   linalg.conv
 // MATMUL:       return
 func.func @ncw(%x: tensor<1x16x67xf32>, %w: tensor<24x16x3xf32>) -> tensor<1x24x32xf32> {
@@ -70,4 +73,20 @@ func.func @dynamic(%x: tensor<?x8x20xf32>, %w: tensor<8x8x3xf32>, %o: tensor<?x8
   %r = linalg.conv_1d_ncw_fcw {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
          ins(%x, %w : tensor<?x8x20xf32>, tensor<8x8x3xf32>) outs(%o : tensor<?x8x18xf32>) -> tensor<?x8x18xf32>
   return %r : tensor<?x8x18xf32>
+}
+
+// An output width the pixel tiles do not divide (99 -> 128): the im2col
+// tensor's 29 padded columns alone are filled with zeros, not all of it.
+// MATMUL-LABEL: func.func @ncw_odd_width
+// MATMUL:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x29x1x3x16xf32>)
+// MATMUL:       tensor.insert_slice %[[Z]] into %{{.+}}[0, 99, 0, 0, 0] [1, 29, 1, 3, 16]
+// MATMUL-NOT:   linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x128x1x3x16xf32>)
+// MATMUL:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+func.func @ncw_odd_width(%x: tensor<1x16x101xf32>, %w: tensor<24x16x3xf32>) -> tensor<1x24x99xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x24x99xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x24x99xf32>) -> tensor<1x24x99xf32>
+  %r = linalg.conv_1d_ncw_fcw {dilations = dense<1> : vector<1xi64>, strides = dense<1> : vector<1xi64>}
+         ins(%x, %w : tensor<1x16x101xf32>, tensor<24x16x3xf32>) outs(%f : tensor<1x24x99xf32>) -> tensor<1x24x99xf32>
+  return %r : tensor<1x24x99xf32>
 }
