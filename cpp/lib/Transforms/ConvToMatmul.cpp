@@ -361,15 +361,12 @@ FailureOr<Operation *> rewriteConv(RewriterBase &rewriter, linalg::LinalgOp op,
           getAsIndexOpFoldResult(ctx, tailShape),
           SmallVector<OpFoldResult>(fullShape.size(),
                                     rewriter.getIndexAttr(1)));
-      if (!flat)
-        dest = rl::sliceOfPadded(rewriter, loc, full,
-                                 RankedTensorType::get(colShape, elt));
     } else if (padded) {
       full = linalg::FillOp::create(rewriter, loc, zero(), full).getResult(0);
-      if (!flat)
-        dest = rl::sliceOfPadded(rewriter, loc, full,
-                                 RankedTensorType::get(colShape, elt));
     }
+    if (padded && !flat)
+      dest = rl::sliceOfPadded(rewriter, loc, full,
+                               RankedTensorType::get(colShape, elt));
     // Flat: `copy` of `in` into the rows of `into` at the 5-D (6-D batched)
     // place `offsets`/`sizes` (kh, kw, or all of them), inserted back.
     auto copyIntoRows = [&](Value in, Value into, ArrayRef<int64_t> offsets,
