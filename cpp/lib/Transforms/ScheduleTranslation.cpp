@@ -340,15 +340,13 @@ translatePackedSchedule(const std::vector<Action> &plain,
   };
   // Rows of m (getRegisterTileRows), one panel (the panel
   // loop outside the rows' as above), the reduction by the plain
-  // schedule's last k tile; nothing where the tile is not one panel wide
-  // (then the tile before that tiling's, else no packed equivalent). V as
-  // it was there vectorized the whole reduction: the policy's T(8,8,8) on a
-  // 1024x1280x128 matmul gave T(8,0,8,0) over all 128 of k, which V
-  // refused, and every rule of the module was dropped (2.0x slower).
+  // schedule's last k tile. The tile is always whole panels (toPanels
+  // never splits one): a split panel once got V over the whole reduction
+  // (the policy's T(8,8,8) on a 1024x1280x128 matmul gave T(8,0,8,0) over
+  // all 128 of k, which V refused, and every rule of the module was
+  // dropped: 2.0x slower).
   auto registerTile = [&](const Sizes &extent,
                           bool) -> std::optional<std::vector<Sizes>> {
-    if (extent[2] != NB)
-      return std::nullopt;
     int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
     int64_t kr = getRegisterTileDepth(plain, 2, extent[3], r * NB, legality);
     int64_t rows = r < extent[0] ? r : 0, depth = kr < extent[3] ? kr : 0;
