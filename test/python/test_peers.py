@@ -69,10 +69,14 @@ def test_self_written_models_build():
     for name in torch_models.MODELS:
         net = torch_models.build(name)
         with torch.no_grad():
-            x = torch_models.example_input(name)
-            out = net(x)
-        expected = (1, 1000) if x.dim() == 4 else tuple(x.shape)
+            xs = torch_models.example_inputs(name)
+            out = net(*xs)
+        expected = {"resnet18": (1, 1000), "mobilenet_v2": (1, 1000), "vgg11": (1, 1000),
+                    "efficientnet_b0": (1, 1000), "convnext_stage": (1, 192, 28, 28),
+                    "unet_up": (1, 64, 64, 64), "wav2vec2_encoder": (1, 512, 49),
+                    "gru_cell": (16, 1024)}.get(name, tuple(xs[0].shape))
         assert out.shape == expected, name
+        assert torch.isfinite(out).all(), name
         # Seeded: a second build has the same weights.
         again = torch_models.build(name)
         assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(),

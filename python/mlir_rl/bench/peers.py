@@ -108,10 +108,11 @@ def model_file(name: str) -> Path:
 
 
 def models_suite() -> list[PeerKernel]:
-    """ResNet-18, MobileNetV2 and VGG-11 (224x224 inputs), a BERT-base
-    encoder layer and a GPT-2 block (128 tokens), a ViT-B/16 block (197
-    tokens): self-written, seeded
-    weights, imported to linalg with torch-mlir, each timed whole."""
+    """Every network of ``torch_models.MODELS`` (ResNet-18, MobileNetV2,
+    VGG-11, BERT-base, GPT-2, ViT-B/16 and the blocks no rule was tuned on:
+    ConvNeXt-T, ViT-S/16, MLP-Mixer, UNet, wav2vec2, GRU, EfficientNet-B0,
+    Llama): self-written, seeded weights, imported to linalg with torch-mlir,
+    each timed whole."""
     import torch
 
     from mlir_rl.data import torch_models as models
@@ -119,7 +120,7 @@ def models_suite() -> list[PeerKernel]:
     for name in models.MODELS:
         net = models.build(name)
         out.append(PeerKernel(name, model_file(name).read_text(),
-                              (lambda n: lambda x: n(x))(net)))
+                              (lambda n: lambda *xs: n(*xs))(net)))
     del torch
     return out
 

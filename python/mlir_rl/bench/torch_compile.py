@@ -16,16 +16,21 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-MODELS = ("resnet18", "mobilenet_v2", "bert_layer", "gpt2_block")
 
 
-def _time(fn, x, warmup: int, runs: int) -> list[float]:
+def default_models() -> tuple[str, ...]:
+    """Every model of ``mlir_rl.data.torch_models.MODELS``."""
+    from mlir_rl.data import torch_models as TM
+    return tuple(TM.MODELS)
+
+
+def _time(fn, xs, warmup: int, runs: int) -> list[float]:
     for _ in range(warmup):
-        fn(x)
+        fn(*xs)
     ts = []
     for _ in range(runs):
         t = time.perf_counter()
-        fn(x)
+        fn(*xs)
         ts.append(time.perf_counter() - t)
     return ts
 
@@ -35,7 +40,7 @@ def _flat(out):
     return tree_flatten(out)[0]
 
 
-def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads: int = 2,
+def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int = 2,
         cache_dir: str = "", search: int = 0, tuning_db: str = "",
         progress: bool = True, command: str = "") -> dict:
     import os
@@ -46,6 +51,10 @@ def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads:
     from mlir_rl.core import outputs_match
     from mlir_rl.data import torch_models as TM
 
+    models = tuple(models) or default_models()
+    unknown = [m for m in models if m not in TM.MODELS]
+    if unknown:
+        raise ValueError(f"no model {', '.join(unknown)}; available: {', '.join(TM.MODELS)}")
     torch.set_num_threads(threads)
     tmp = None
     if not cache_dir:
@@ -56,19 +65,20 @@ def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads:
     rows = []
     for name in models:
         model = TM.build(name)
-        x = TM.example_input(name)
-        row = {"name": name, "input": list(x.shape)}
+        xs = TM.example_inputs(name)
+        row = {"name": name, "input": list(xs[0].shape) if len(xs) == 1
+               else [list(x.shape) for x in xs]}
         with torch.no_grad():
-            ref = [r.double().numpy() for r in _flat(model(x))]
+            ref = [r.double().numpy() for r in _flat(model(*xs))]
             time.sleep(0.5)  # the JIT's OpenMP threads of the last model stop spinning
-            row["eager_ms"] = [t * 1e3 for t in _time(model, x, warmup, runs)]
+            row["eager_ms"] = [t * 1e3 for t in _time(model, xs, warmup, runs)]
             for label, make in (("inductor", lambda: torch.compile(model)),
                                 ("mlir_rl", lambda: torch.compile(model, backend=backend))):
                 torch._dynamo.reset()
                 before = (D.stats.compiled, D.stats.disk_hits, D.stats.fallbacks)
                 f = make()
                 t = time.perf_counter()
-                out = f(x)
+                out = f(*xs)
                 row[f"{label}_compile_s"] = time.perf_counter() - t
                 ok, err = outputs_match([o.double().numpy() for o in _flat(out)], ref,
                                         rtol=1e-3, atol_scale=1e-3)
@@ -82,10 +92,10 @@ def run(models: Sequence[str] = MODELS, runs: int = 5, warmup: int = 2, threads:
                     hits = D.stats.disk_hits
                     f = make()
                     t = time.perf_counter()
-                    f(x)
+                    f(*xs)
                     row["mlir_rl_cached_compile_s"] = time.perf_counter() - t
                     row["mlir_rl_cache_hits"] = D.stats.disk_hits - hits
-                row[f"{label}_ms"] = [t * 1e3 for t in _time(f, x, warmup, runs)]
+                row[f"{label}_ms"] = [t * 1e3 for t in _time(f, xs, warmup, runs)]
                 time.sleep(0.5)
         torch._dynamo.reset()
         rows.append(row)

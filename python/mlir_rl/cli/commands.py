@@ -145,7 +145,8 @@ class BenchCommand:
                                  "(search=K per op), as the contender mlir-rl-search")
     tuning_db: str = option("", help="--suite with --search: the tuning database to use "
                                      "and fill")
-    kernels: str = option("", help="--suite: only these kernels (comma-separated names)")
+    kernels: str = option("", help="--suite: only these kernels (comma-separated names; "
+                                   "with torch-compile, these models)")
     suite_seed: int = option(1000, help="--suite random: the seed its kernels are drawn from "
                                         "(seeds from 1000 up are reserved for evaluation: "
                                         "training data never draws them)")
@@ -173,7 +174,8 @@ def _command_line() -> str:
 def cmd_bench(c: BenchCommand) -> int:
     if c.suite == "torch-compile":
         from mlir_rl.bench import torch_compile as tc
-        report = tc.run(runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
+        report = tc.run(models=tuple(k for k in c.kernels.split(",") if k),
+                        runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
                         tuning_db=c.tuning_db, command=_command_line())
         out = tc.save(report, c.out)
         print(tc.markdown(report))

@@ -163,6 +163,219 @@ class ViTBlock(BertLayer):
         return x + self.down(F.gelu(self.up(self.ln2(x))))
 
 
+class ConvNeXtBlock(nn.Module):
+    """A ConvNeXt block: 7x7 depthwise convolution, LayerNorm over channels
+    (channels-last), a 4x MLP with GELU and a layer scale."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dw = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.up = nn.Linear(dim, 4 * dim)
+        self.down = nn.Linear(4 * dim, dim)
+        # Trained ConvNeXts' layer scales are far from their 1e-6 start.
+        self.gamma = nn.Parameter(torch.empty(dim).uniform_(0.1, 1.0))
+
+    def forward(self, x):
+        y = self.norm(self.dw(x).permute(0, 2, 3, 1))
+        y = self.gamma * self.down(F.gelu(self.up(y)))
+        return x + y.permute(0, 3, 1, 2)
+
+
+class ConvNeXtStage(nn.Module):
+    """ConvNeXt-T's second stage on a 224x224 image: the downsampling layer
+    (a channels-first LayerNorm, a 2x2 stride-2 convolution 96 -> 192) and
+    three blocks at 192x28x28."""
+
+    def __init__(self, cin: int = 96, dim: int = 192, depth: int = 3):
+        super().__init__()
+        self.norm = nn.LayerNorm(cin, eps=1e-6)
+        self.down = nn.Conv2d(cin, dim, 2, 2)
+        self.blocks = nn.Sequential(*(ConvNeXtBlock(dim) for _ in range(depth)))
+
+    def forward(self, x):
+        x = self.norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.blocks(self.down(x))
+
+
+class MixerBlock(nn.Module):
+    """An MLP-Mixer-S/16 block: a token-mixing MLP (196 -> 256 -> 196, on
+    the transposed activations) and a channel-mixing MLP (512 -> 2048)."""
+
+    def __init__(self, tokens: int = 196, dim: int = 512, token_dim: int = 256,
+                 channel_dim: int = 2048):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.t1, self.t2 = nn.Linear(tokens, token_dim), nn.Linear(token_dim, tokens)
+        self.ln2 = nn.LayerNorm(dim)
+        self.c1, self.c2 = nn.Linear(dim, channel_dim), nn.Linear(channel_dim, dim)
+
+    def forward(self, x):
+        y = self.ln1(x).transpose(1, 2)
+        x = x + self.t2(F.gelu(self.t1(y))).transpose(1, 2)
+        return x + self.c2(F.gelu(self.c1(self.ln2(x))))
+
+
+class UNetUp(nn.Module):
+    """A UNet decoder step at 64x64: nearest upsampling of the coarser
+    features (128 channels at 32x32), concatenation with the skip
+    connection (64 channels), two 3x3 convolutions with batch norm and ReLU."""
+
+    def __init__(self, cin: int = 128, skip: int = 64, cout: int = 64):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(cin + skip, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+            nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+
+    def forward(self, x, skip):
+        x = F.interpolate(x, scale_factor=2.0, mode="nearest")
+        return self.conv(torch.cat([x, skip], dim=1))
+
+
+class Wav2Vec2FeatureEncoder(nn.Module):
+    """wav2vec2-base's feature encoder on one second of 16 kHz audio: seven
+    1-D convolutions with 512 channels (kernels 10,3,3,3,3,2,2; strides
+    5,2,2,2,2,2,2; no bias), a group norm (one group per channel) after the
+    first, GELU after each."""
+
+    KERNELS = (10, 3, 3, 3, 3, 2, 2)
+    STRIDES = (5, 2, 2, 2, 2, 2, 2)
+
+    def __init__(self, dim: int = 512):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            nn.Conv1d(1 if i == 0 else dim, dim, k, s, bias=False)
+            for i, (k, s) in enumerate(zip(self.KERNELS, self.STRIDES)))
+        self.norm = nn.GroupNorm(dim, dim)
+
+    def forward(self, x):
+        x = F.gelu(self.norm(self.convs[0](x)))
+        for conv in self.convs[1:]:
+            x = F.gelu(conv(x))
+        return x
+
+
+class GRUCell(nn.Module):
+    """One step of a GRU (PyTorch's ``nn.GRUCell``), batch 16, 512 inputs,
+    1024 hidden units."""
+
+    def __init__(self, inputs: int = 512, hidden: int = 1024):
+        super().__init__()
+        self.cell = nn.GRUCell(inputs, hidden)
+
+    def forward(self, x, h):
+        return self.cell(x, h)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels: int, squeezed: int):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, squeezed, 1)
+        self.expand = nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        s = x.mean((2, 3), keepdim=True)
+        return x * torch.sigmoid(self.expand(F.silu(self.reduce(s))))
+
+
+class MBConv(nn.Module):
+    """EfficientNet's inverted residual: 1x1 expansion, depthwise kxk,
+    squeeze-and-excitation, 1x1 projection; SiLU; batch norm."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, stride: int, expand: int):
+        super().__init__()
+        hidden = cin * expand
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.SiLU()]
+        layers += [nn.Conv2d(hidden, hidden, kernel, stride, kernel // 2, groups=hidden, bias=False),
+                   nn.BatchNorm2d(hidden), nn.SiLU(), SqueezeExcite(hidden, max(1, cin // 4)),
+                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.block = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.block(x)
+        return x + y if self.residual else y
+
+
+class EfficientNetB0(nn.Module):
+    # expansion, channels, repeats, stride, kernel
+    SETTINGS = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3),
+                (6, 112, 3, 1, 5), (6, 192, 4, 2, 5), (6, 320, 1, 1, 3))
+
+    def __init__(self, classes: int = 1000):
+        super().__init__()
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.SiLU()]
+        cin = 32
+        for t, c, n, s, k in self.SETTINGS:
+            for i in range(n):
+                layers.append(MBConv(cin, c, k, s if i == 0 else 1, t))
+                cin = c
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.SiLU()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(1280, classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x).mean((2, 3)))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.empty(dim).uniform_(0.5, 1.5))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class LlamaLayer(nn.Module):
+    """A Llama-style decoder layer (TinyLlama's proportions at half the
+    width): RMSNorm, rotary position embedding, grouped-query causal
+    attention (16 query heads, 4 key/value heads of 64), a SwiGLU MLP
+    (1024 -> 2816 -> 1024); 128 tokens."""
+
+    def __init__(self, hidden: int = 1024, heads: int = 16, kv_heads: int = 4,
+                 inner: int = 2816, sequence: int = SEQUENCE):
+        super().__init__()
+        self.heads, self.kv_heads, self.d = heads, kv_heads, hidden // heads
+        self.q = nn.Linear(hidden, hidden, bias=False)
+        self.kv = nn.Linear(hidden, 2 * kv_heads * self.d, bias=False)
+        self.o = nn.Linear(hidden, hidden, bias=False)
+        self.gate = nn.Linear(hidden, inner, bias=False)
+        self.up = nn.Linear(hidden, inner, bias=False)
+        self.down = nn.Linear(inner, hidden, bias=False)
+        self.n1, self.n2 = RMSNorm(hidden), RMSNorm(hidden)
+        freq = 1.0 / (10000 ** (torch.arange(0, self.d, 2).float() / self.d))
+        angles = torch.outer(torch.arange(sequence).float(), freq)
+        angles = torch.cat([angles, angles], dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+        self.register_buffer("mask", torch.full((sequence, sequence), float("-inf")).triu(1))
+
+    def rotate(self, t):
+        half = t.shape[-1] // 2
+        rotated = torch.cat([-t[..., half:], t[..., :half]], dim=-1)
+        return t * self.cos + rotated * self.sin
+
+    def forward(self, x):
+        b, s, h = x.shape
+        y = self.n1(x)
+        q = self.q(y).reshape(b, s, self.heads, self.d).transpose(1, 2)
+        k, v = self.kv(y).split(self.kv_heads * self.d, dim=-1)
+        k = k.reshape(b, s, self.kv_heads, self.d).transpose(1, 2)
+        v = v.reshape(b, s, self.kv_heads, self.d).transpose(1, 2)
+        q, k = self.rotate(q), self.rotate(k)
+        group = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.d) + self.mask
+        ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, s, h)
+        x = x + self.o(ctx)
+        y = self.n2(x)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+
+
 def _image() -> torch.Tensor:
     return torch.zeros(1, 3, RESOLUTION, RESOLUTION)
 
@@ -177,10 +390,24 @@ def _vit_tokens() -> torch.Tensor:
     return _tokens(VIT_TOKENS)
 
 
-# name -> (constructor, example input)
+def _seeded(*shape: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(*shape, generator=g)
+
+
+# name -> (constructor, example inputs: a tensor or a tuple of tensors)
 MODELS = {"resnet18": (ResNet18, _image), "mobilenet_v2": (MobileNetV2, _image),
           "vgg11": (VGG11, _image), "bert_layer": (BertLayer, _tokens),
-          "gpt2_block": (GPT2Block, _tokens), "vit_block": (ViTBlock, _vit_tokens)}
+          "gpt2_block": (GPT2Block, _tokens), "vit_block": (ViTBlock, _vit_tokens),
+          # Networks none of the rules were tuned on (issue 51's list).
+          "convnext_stage": (ConvNeXtStage, lambda: _seeded(1, 96, 56, 56)),
+          "vit_s_block": (lambda: ViTBlock(384, 6, 1536), lambda: _seeded(1, VIT_TOKENS, 384)),
+          "mixer_block": (MixerBlock, lambda: _seeded(1, 196, 512)),
+          "unet_up": (UNetUp, lambda: (_seeded(1, 128, 32, 32), _seeded(1, 64, 64, 64))),
+          "wav2vec2_encoder": (Wav2Vec2FeatureEncoder, lambda: _seeded(1, 1, 16000)),
+          "gru_cell": (GRUCell, lambda: (_seeded(16, 512), _seeded(16, 1024))),
+          "efficientnet_b0": (EfficientNetB0, _image),
+          "llama_layer": (LlamaLayer, lambda: _seeded(1, SEQUENCE, 1024))}
 
 
 def randomize_batch_norm(model: nn.Module) -> nn.Module:
@@ -199,8 +426,15 @@ def build(name: str) -> nn.Module:
     return randomize_batch_norm(MODELS[name][0]().eval())
 
 
+def example_inputs(name: str = "resnet18") -> tuple[torch.Tensor, ...]:
+    """The inputs ``build(name)`` is called with, as a tuple."""
+    x = MODELS[name][1]()
+    return x if isinstance(x, tuple) else (x,)
+
+
 def example_input(name: str = "resnet18") -> torch.Tensor:
-    return MODELS[name][1]()
+    """The first of ``example_inputs(name)`` (the only one for most)."""
+    return example_inputs(name)[0]
 
 
 def import_to_linalg(name: str, out: Path) -> Path:
@@ -224,7 +458,7 @@ def _main(name: str, out: str) -> None:
     from torch_mlir import fx
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        module = fx.export_and_import(build(name), example_input(name),
+        module = fx.export_and_import(build(name), *example_inputs(name),
                                       output_type="linalg-on-tensors")
     tmp = Path(out + ".tmp")
     tmp.parent.mkdir(parents=True, exist_ok=True)
