@@ -258,3 +258,61 @@ func.func @split_scores(%q: tensor<12x197x64xf32>, %k: tensor<12x197x64xf32>) ->
          ins(%q, %k : tensor<12x197x64xf32>, tensor<12x197x64xf32>) outs(%f : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
   return %r : tensor<12x197x197xf32>
 }
+
+// Rows too wide for one vector tile (over 512) that no vector register
+// divides (wav2vec2's 1x512x3199 group norm scaling and GELU): split into
+// 3168 = 99 x 32 columns and a 31-wide tail, each on slices of the rows and
+// the per-row operands as they are; rows of whole registers, or narrow
+// enough for one tile, and linalg.index bodies stay.
+// CHECK-LABEL: func.func @split_wide_rows
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x16x3199xf32>
+// CHECK:         %[[X0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [1, 16, 3168] [1, 1, 1]
+// CHECK:         %[[A:.+]] = linalg.generic {{.*}} ins(%[[X0]], %{{.+}} : tensor<1x16x3168xf32>, tensor<1x16x1xf32>)
+// CHECK:         %[[I0:.+]] = tensor.insert_slice %[[A]] into %[[E]][0, 0, 0] [1, 16, 3168] [1, 1, 1]
+// CHECK:         %[[X1:.+]] = tensor.extract_slice %{{.+}}[0, 0, 3168] [1, 16, 31] [1, 1, 1]
+// CHECK:         %[[B:.+]] = linalg.generic {{.*}} ins(%[[X1]], %{{.+}} : tensor<1x16x31xf32>, tensor<1x16x1xf32>)
+// CHECK:         tensor.insert_slice %[[B]] into %[[I0]][0, 0, 3168] [1, 16, 31] [1, 1, 1]
+// CHECK-LABEL: func.func @wide_rows_kept
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         return
+#rows = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#per_row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @split_wide_rows(%x: tensor<1x16x3199xf32>, %s: tensor<1x16x1xf32>) -> tensor<1x16x3199xf32> {
+  %e = tensor.empty() : tensor<1x16x3199xf32>
+  %r = linalg.generic {indexing_maps = [#rows, #per_row, #rows], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<1x16x3199xf32>, tensor<1x16x1xf32>) outs(%e : tensor<1x16x3199xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %g = math.erf %m : f32
+    linalg.yield %g : f32
+  } -> tensor<1x16x3199xf32>
+  return %r : tensor<1x16x3199xf32>
+}
+func.func @wide_rows_kept(%x: tensor<4x3200xf32>, %y: tensor<4x511xf32>, %z: tensor<4x3199xf32>)
+    -> (tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>) {
+  %e = tensor.empty() : tensor<4x3200xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x3200xf32>) outs(%e : tensor<4x3200xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<4x3200xf32>
+  %e2 = tensor.empty() : tensor<4x511xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<4x511xf32>) outs(%e2 : tensor<4x511xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<4x511xf32>
+  %e3 = tensor.empty() : tensor<4x3199xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%z : tensor<4x3199xf32>) outs(%e3 : tensor<4x3199xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %k = arith.index_cast %j : index to i32
+    %f = arith.sitofp %k : i32 to f32
+    %n = arith.addf %i, %f : f32
+    linalg.yield %n : f32
+  } -> tensor<4x3199xf32>
+  return %a, %b, %c : tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>
+}

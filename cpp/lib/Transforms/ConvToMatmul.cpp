@@ -598,21 +598,25 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
   for (int64_t p : perm)
     shape.push_back(t.getDimSize(p));
   auto outType = RankedTensorType::get(shape, t.getElementType());
-  if (auto cst = v.getDefiningOp<arith::ConstantOp>())
-    if (TypedAttr value = rl::transposeConstant(cst.getValue(), t.getShape(),
-                                                perm, outType, keySuffix))
-      return arith::ConstantOp::create(rewriter, loc, outType, value);
-  Value empty =
-      tensor::EmptyOp::create(rewriter, loc, shape, t.getElementType());
-  // A fill of an empty tensor, either possibly reshaped (a lifted 1-D
-  // convolution's accumulator is a reshaped fill: its transpose was a copy
-  // at run time, and then padded).
+  // Reshapes keep the elements' order: a reshaped constant (a lifted 1-D
+  // convolution's filter) or fill (its accumulator) is seen through; else
+  // the filter was transposed, the fill copied, at run time.
   auto throughReshapes = [](Value x) {
     while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
         x.getDefiningOp()))
       x = x.getDefiningOp()->getOperand(0);
     return x;
   };
+  if (auto cst = throughReshapes(v).getDefiningOp<arith::ConstantOp>()) {
+    Attribute value = cst.getValue();
+    if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      value = dense.reshape(t);
+    if (TypedAttr folded = rl::transposeConstant(value, t.getShape(), perm,
+                                                 outType, keySuffix))
+      return arith::ConstantOp::create(rewriter, loc, outType, folded);
+  }
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, shape, t.getElementType());
   if (auto fill = throughReshapes(v).getDefiningOp<linalg::FillOp>()) {
     if (throughReshapes(fill.getOutputs()[0]).getDefiningOp<tensor::EmptyOp>())
       return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
@@ -858,9 +862,10 @@ void fuseInputTranspose(RewriterBase &rewriter, linalg::GenericOp transpose) {
 /// depthwise_conv_2d_{nchw_chw,nhwc_hwc}), its operands expanded by a unit
 /// dimension and its result collapsed back: the rewrites of 2-D
 /// convolutions (im2col and a matmul, windows unrolled) then apply, and
-/// the analysis knows the op's kind. Static shapes only; returns whether it
-/// rewrote `op`.
-bool liftConv1D(RewriterBase &rewriter, linalg::LinalgOp op) {
+/// the analysis knows the op's kind. Static shapes only; returns the
+/// collapse of the lifted result (null where it did not rewrite `op`).
+tensor::CollapseShapeOp liftConv1D(RewriterBase &rewriter,
+                                   linalg::LinalgOp op) {
   // Where the unit dimension goes in the input/output and in the filter.
   int64_t ioUnit, filterUnit;
   DenseIntElementsAttr strides, dilations;
@@ -877,15 +882,15 @@ bool liftConv1D(RewriterBase &rewriter, linalg::LinalgOp op) {
     ioUnit = 1, filterUnit = 0, strides = c.getStrides(),
     dilations = c.getDilations();
   else
-    return false;
+    return {};
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !strides || !dilations)
-    return false;
+    return {};
   for (Value v : {op.getDpsInputs()[0], op.getDpsInputs()[1],
                   op.getDpsInits()[0]}) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t || !t.hasStaticShape())
-      return false;
+      return {};
   }
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -913,8 +918,10 @@ bool liftConv1D(RewriterBase &rewriter, linalg::LinalgOp op) {
   auto attr = [&](DenseIntElementsAttr a) {
     return rewriter.getI64VectorAttr({1, *a.getValues<int64_t>().begin()});
   };
-  TypeRange types{init.getType()};
-  ValueRange ins{x, w}, outs{init};
+  // Owned: a TypeRange or ValueRange of a braced list points into a
+  // temporary that is gone after its statement.
+  SmallVector<Type> types{init.getType()};
+  SmallVector<Value> ins{x, w}, outs{init};
   Operation *lifted;
   if (isa<linalg::Conv1DNcwFcwOp>(op.getOperation()))
     lifted = linalg::Conv2DNchwFchwOp::create(rewriter, loc, types, ins, outs,
@@ -930,11 +937,67 @@ bool liftConv1D(RewriterBase &rewriter, linalg::LinalgOp op) {
         rewriter, loc, types, ins, outs, attr(strides), attr(dilations));
   // The collapse is the expansion's inverse: the init's reassociation.
   auto initExpand = init.getDefiningOp<tensor::ExpandShapeOp>();
-  Value result = tensor::CollapseShapeOp::create(
+  auto result = tensor::CollapseShapeOp::create(
       rewriter, loc, op->getResult(0).getType(), lifted->getResult(0),
       initExpand.getReassociationIndices());
-  rewriter.replaceOp(op, result);
-  return true;
+  rewriter.replaceOp(op, result.getResult());
+  return result;
+}
+
+/// The generics after lifted 1-D convolutions (`collapses`, their results
+/// collapsed back), and the generics after those, computed with the unit
+/// height too (upstream's fold of a reshape by expansion), so that no
+/// reshape stands between a convolution's result and its epilogue, nor
+/// between the epilogue and the next convolution: the transposes to and
+/// from NHWC (`nchw-pixel-rows`) are then taken into the epilogue as for
+/// 2-D convolutions. Only chains that start at a lifted result are
+/// expanded.
+LogicalResult expandAfterLifted(Operation *root,
+                                ArrayRef<tensor::CollapseShapeOp> collapses) {
+  struct Chain : RewriterBase::Listener {
+    llvm::DenseSet<Operation *> collapses;
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      // The folds re-collapse the expanded generics' results.
+      if (isa<tensor::CollapseShapeOp>(op))
+        collapses.insert(op);
+    }
+    void notifyOperationErased(Operation *op) override {
+      collapses.erase(op);
+    }
+  } chain;
+  for (tensor::CollapseShapeOp c : collapses)
+    chain.collapses.insert(c);
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  linalg::populateFoldReshapeOpsByExpansionPatterns(
+      patterns, [&](OpOperand *operand) {
+        auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+        return collapse && chain.collapses.contains(collapse) &&
+               isa<linalg::GenericOp>(operand->getOwner());
+      });
+  GreedyRewriteConfig config;
+  config.setListener(&chain);
+  if (failed(applyPatternsGreedily(root, std::move(patterns), config)))
+    return failure();
+  // An expanded generic's result collapsed and expanded back (the next
+  // convolution's input): the generic's result itself.
+  SmallVector<tensor::ExpandShapeOp> roundTrips;
+  root->walk([&](tensor::ExpandShapeOp expand) {
+    auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+    if (collapse && chain.collapses.contains(collapse) &&
+        collapse.getSrcType() == expand.getResultType() &&
+        collapse.getReassociationIndices() == expand.getReassociationIndices())
+      roundTrips.push_back(expand);
+  });
+  for (tensor::ExpandShapeOp expand : roundTrips) {
+    auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+    expand.getResult().replaceAllUsesWith(collapse.getSrc());
+    expand.erase();
+    if (collapse->use_empty())
+      collapse.erase();
+  }
+  return success();
 }
 
 /// Channels of a pixel-row convolution's input are a multiple of this.
@@ -965,8 +1028,13 @@ struct ConvToMatmulPass
       SmallVector<linalg::LinalgOp> oneD;
       getOperation()->walk([&](linalg::LinalgOp op) { oneD.push_back(op); });
       IRRewriter rewriter(&getContext());
+      SmallVector<tensor::CollapseShapeOp> lifted;
       for (linalg::LinalgOp op : oneD)
-        liftConv1D(rewriter, op);
+        if (tensor::CollapseShapeOp c = liftConv1D(rewriter, op))
+          lifted.push_back(c);
+      if (!lifted.empty() &&
+          failed(expandAfterLifted(getOperation(), lifted)))
+        return signalPassFailure();
     }
     SmallVector<std::pair<linalg::LinalgOp, ConvShape>> convs;
     getOperation()->walk([&](linalg::LinalgOp op) {

@@ -11,6 +11,8 @@
 // re-created padded), else padded as the inputs are.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir-rl/Analysis/Preconditions.h"
+#include "mlir-rl/Transforms/Packing.h"
 #include "mlir-rl/Transforms/Padding.h"
 #include "mlir-rl/Transforms/Passes.h"
 
@@ -325,10 +327,10 @@ Value sliceAlong(RewriterBase &rewriter, Location loc, Value v, unsigned dim,
 }
 
 /// The position of loop `loop` in the results of `map` (a projected
-/// permutation), if it is there.
+/// permutation, possibly with zeros: broadcasts), if it is there.
 std::optional<unsigned> positionOf(AffineMap map, unsigned loop) {
   for (auto [i, expr] : llvm::enumerate(map.getResults()))
-    if (cast<AffineDimExpr>(expr).getPosition() == loop)
+    if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == loop)
       return i;
   return std::nullopt;
 }
@@ -545,10 +547,42 @@ mlir::rl::getColumnSplit(linalg::LinalgOp op) {
 }
 
 std::optional<std::pair<unsigned, int64_t>>
+mlir::rl::getWideRowSplit(linalg::LinalgOp op) {
+  int64_t n = op.getNumLoops();
+  if (!isa<linalg::GenericOp>(op.getOperation()) || n < 1 ||
+      op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !op.hasPureTensorSemantics() ||
+      op.hasDynamicShape() ||
+      !op.getIndexingMapMatchingResult(op->getResult(0)).isIdentity())
+    return std::nullopt;
+  // Loop dimensions or broadcasts (a per-row operand [1, C, 1]).
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<RankedTensorType>(operand.get().getType()) &&
+        !op.getMatchingIndexingMap(&operand).isProjectedPermutation(
+            /*allowZeroInResults=*/true))
+      return std::nullopt;
+  // Indices would start again at 0 in the second part.
+  if (llvm::any_of(op.getBlock()->getOperations(),
+                   [](Operation &o) { return isa<linalg::IndexOp>(o); }))
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  const LegalityConfig &legality = LegalityConfig::getDefault();
+  int64_t lanes = getVectorLanes(element, legality);
+  int64_t extent = op.getStaticLoopRanges()[n - 1];
+  if (lanes < 1 || extent <= legality.maxVectorInnermost ||
+      extent % lanes == 0)
+    return std::nullopt;
+  return std::pair<unsigned, int64_t>{
+      unsigned(n - 1), extent / kSplitMultiple * kSplitMultiple};
+}
+
+std::optional<std::pair<unsigned, int64_t>>
 mlir::rl::getSplit(linalg::LinalgOp op) {
   if (std::optional<std::pair<unsigned, int64_t>> rows = getRowSplit(op))
     return rows;
-  return getColumnSplit(op);
+  if (std::optional<std::pair<unsigned, int64_t>> columns = getColumnSplit(op))
+    return columns;
+  return getWideRowSplit(op);
 }
 
 std::optional<SmallVector<int64_t>>

@@ -67,8 +67,21 @@ std::optional<std::pair<unsigned, int64_t>> getRowSplit(linalg::LinalgOp op);
 std::optional<std::pair<unsigned, int64_t>>
 getColumnSplit(linalg::LinalgOp op);
 
+/// Where mlir-rl-pad-to-tiles splits the rows of an all-parallel generic
+/// (an epilogue, a normalization's scaling, an activation) that are too
+/// wide for one vector tile (the default legality's maxVectorInnermost)
+/// and that no vector register divides: (its innermost loop, the multiple
+/// of 32 below its extent), where that loop is its result's last
+/// dimension. No tile divides such a row but 1 (wav2vec2's 1x512x3199
+/// group norm and GELU): vectors then ran across rows, one strided element
+/// per row; the first part takes whole vectors, the second (under 32 wide)
+/// partial ones.
+std::optional<std::pair<unsigned, int64_t>>
+getWideRowSplit(linalg::LinalgOp op);
+
 /// The split mlir-rl-pad-to-tiles makes of `op` first: its rows'
-/// (getRowSplit), else its columns' (getColumnSplit).
+/// (getRowSplit), else its columns' (getColumnSplit), else its wide rows'
+/// (getWideRowSplit).
 std::optional<std::pair<unsigned, int64_t>> getSplit(linalg::LinalgOp op);
 
 /// Whether `module` has an op that getSplit splits or getTilePadding
