@@ -263,7 +263,7 @@ func.func @split_scores(%q: tensor<12x197x64xf32>, %k: tensor<12x197x64xf32>) ->
 // divides (wav2vec2's 1x512x3199 group norm scaling and GELU): split into
 // 3168 = 99 x 32 columns and a 31-wide tail, each on slices of the rows and
 // the per-row operands as they are; rows of whole registers, or narrow
-// enough for one tile, and linalg.index bodies stay.
+// enough for one tile, linalg.index bodies and empty ones stay.
 // CHECK-LABEL: func.func @split_wide_rows
 // CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x16x3199xf32>
 // CHECK:         %[[X0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [1, 16, 3168] [1, 1, 1]
@@ -288,8 +288,9 @@ func.func @split_wide_rows(%x: tensor<1x16x3199xf32>, %s: tensor<1x16x1xf32>) ->
   } -> tensor<1x16x3199xf32>
   return %r : tensor<1x16x3199xf32>
 }
-func.func @wide_rows_kept(%x: tensor<4x3200xf32>, %y: tensor<4x511xf32>, %z: tensor<4x3199xf32>)
-    -> (tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>) {
+func.func @wide_rows_kept(%x: tensor<4x3200xf32>, %y: tensor<4x511xf32>, %z: tensor<4x3199xf32>,
+                          %w: tensor<0x1021xf32>)
+    -> (tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>, tensor<0x1021xf32>) {
   %e = tensor.empty() : tensor<4x3200xf32>
   %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x3200xf32>) outs(%e : tensor<4x3200xf32>) {
@@ -314,5 +315,12 @@ func.func @wide_rows_kept(%x: tensor<4x3200xf32>, %y: tensor<4x511xf32>, %z: ten
     %n = arith.addf %i, %f : f32
     linalg.yield %n : f32
   } -> tensor<4x3199xf32>
-  return %a, %b, %c : tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>
+  %e4 = tensor.empty() : tensor<0x1021xf32>
+  %d = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<0x1021xf32>) outs(%e4 : tensor<0x1021xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %n = arith.negf %i : f32
+    linalg.yield %n : f32
+  } -> tensor<0x1021xf32>
+  return %a, %b, %c, %d : tensor<4x3200xf32>, tensor<4x511xf32>, tensor<4x3199xf32>, tensor<0x1021xf32>
 }

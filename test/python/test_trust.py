@@ -287,12 +287,14 @@ def test_the_pool_depthwise_chain_survives_sampled_policies(plugin, mlir_opt):
 
 @pytest.mark.slow
 def test_generated_programs_are_valid_and_cover_the_space():
-    kinds, dtypes, zero, multi, twice, split = set(), set(), 0, 0, 0, 0
+    kinds, dtypes, zero, multi, twice, split, wide = set(), set(), 0, 0, 0, 0, 0
     for i in range(250):
         p = program_for(11, i)
         m = mlir_rl.Module.parse(p.text())
         # A matmul of rows the front end splits (64 or more, not a multiple of 32).
         split += bool(re.search(r"linalg\.matmul .*-> tensor<(67|100|197)x", p.text()))
+        # Rows wider than one vector tile, not whole registers (split too).
+        wide += bool(re.search(r"x(515|777|1021)xf", p.text()))
         assert len(m.ops()) == p.num_linalg_ops, p.describe()
         kinds |= {n.kind for n in p.nodes}
         dtypes.add(p.dtype)
@@ -304,7 +306,7 @@ def test_generated_programs_are_valid_and_cover_the_space():
                      "map", "unary", "bias", "two_results", "broadcast", "transpose", "copy",
                      "reduce", "reduce_generic", "softmax", "collapse", "expand", "slice", "pad"}
     assert dtypes == set(DTYPES)
-    assert zero > 0 and multi > 50 and twice > 50 and split > 0
+    assert zero > 0 and multi > 50 and twice > 50 and split > 0 and wide > 0
 
 
 def test_programs_are_reproducible_and_round_trip_as_json():

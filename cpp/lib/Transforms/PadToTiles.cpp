@@ -568,9 +568,11 @@ mlir::rl::getWideRowSplit(linalg::LinalgOp op) {
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   const LegalityConfig &legality = LegalityConfig::getDefault();
   int64_t lanes = getVectorLanes(element, legality);
-  int64_t extent = op.getStaticLoopRanges()[n - 1];
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t extent = ranges[n - 1];
+  // (An empty iteration space has nothing to split.)
   if (lanes < 1 || extent <= legality.maxVectorInnermost ||
-      extent % lanes == 0)
+      extent % lanes == 0 || llvm::is_contained(ranges, 0))
     return std::nullopt;
   return std::pair<unsigned, int64_t>{
       unsigned(n - 1), extent / kSplitMultiple * kSplitMultiple};

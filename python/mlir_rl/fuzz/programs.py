@@ -541,6 +541,12 @@ class _Builder:
         # matmul on it has rows the front end splits).
         if rank == 2 and not self.pow2 and self.rng.random() < 0.3:
             return (self.rng.choice((67, 100, 197)), self.rng.choice((16, 24, 33, 48, 64)))
+        # Now and then rows wider than one vector tile and not whole
+        # registers (a 1-D convolution's 3199 samples): the front end
+        # splits elementwise ops over them (mlir-rl-pad-to-tiles).
+        if rank in (2, 3) and not self.pow2 and self.rng.random() < 0.06:
+            wide = (self.rng.choice((1, 3, 7, 16)), self.rng.choice((515, 777, 1021)))
+            return wide if rank == 2 else (1,) + wide
         for _ in range(50):
             s = tuple(self.dim() for _ in range(rank))
             if math.prod(s) <= MAX_ELEMENTS:

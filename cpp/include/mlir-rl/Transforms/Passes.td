@@ -595,7 +595,10 @@ def PadToTiles : Pass<"mlir-rl-pad-to-tiles"> {
     dimension, parallel) that would be padded are split the same way (1000
     columns: 992 + 8, the first part in whole packed panels); each part is
     then padded as above (ViT's 197 tokens: 192 + 5 rows, 1.3x faster than
-    padded to 224). An op is padded
+    padded to 224). An all-parallel generic whose rows (its result's last
+    dimension, the innermost loop) are wider than 512 and not whole vector
+    registers, with no linalg.index, is split the same way, without padding
+    (1x512x3199: 3168 + 31 columns). An op is padded
     only where each input it pads is reused at least 16 times (not a
     matrix-vector product or a plain reduction, which would pay a copy of
     the input for nothing). Its init is re-created at the padded size when
