@@ -210,6 +210,32 @@ def test_torch_compile_rows_become_a_result_with_eager_as_baseline():
     assert "| resnet18 | 11.00 | 8.00 | 5.50 |" in tc.markdown(doc)
 
 
+def test_torch_compile_processes_merge_into_medians_of_medians():
+    from mlir_rl.bench import torch_compile as tc
+
+    def row(eager, mlir, ok=True, compile_s=20.0):
+        return {"name": "bert_layer", "input": [1, 128, 768], "eager_ms": eager,
+                "inductor_ms": [9.0], "mlir_rl_ms": mlir, "graphs": 1, "fallbacks": 0,
+                "fallback_reasons": [], "mlir_rl_compile_s": compile_s,
+                "inductor_compile_s": 30.0, "mlir_rl_cached_compile_s": 0.5,
+                "mlir_rl_cache_hits": 1, "inductor_outputs_equal": True,
+                "mlir_rl_outputs_equal": ok, "inductor_max_abs_error": 0.0,
+                "mlir_rl_max_abs_error": 1e-6 if ok else 0.5}
+    merged = tc.merge_processes([[row([10.0, 30.0, 11.0], [5.0, 5.0, 6.0])],
+                                 [row([12.0], [7.0], compile_s=1.0)],
+                                 [row([13.0, 14.0, 15.0], [4.0], ok=False, compile_s=1.0)]])
+    assert len(merged) == 1
+    m = merged[0]
+    # One sample per process: its median.
+    assert m["eager_ms"] == [11.0, 12.0, 14.0] and m["mlir_rl_ms"] == [5.0, 7.0, 4.0]
+    # The first (cold) process's compile time; a difference in any process counts.
+    assert m["mlir_rl_compile_s"] == 20.0
+    assert not m["mlir_rl_outputs_equal"] and m["mlir_rl_max_abs_error"] == 0.5
+    doc = tc.result_document(merged, runs=3, warmup=1, threads=2, search=0, processes=3)
+    assert doc["settings"]["processes"] == 3
+    assert doc["kernels"][0]["figures"]["eager"]["median_ms"] == 12.0
+
+
 def test_random_suites_are_named_by_their_seed():
     from mlir_rl.bench.report import suite_name, suite_title
     assert suite_name("random:1001") == "random kernels, seed 1001"

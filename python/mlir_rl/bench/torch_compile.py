@@ -42,7 +42,70 @@ def _flat(out):
 
 def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int = 2,
         cache_dir: str = "", search: int = 0, tuning_db: str = "",
-        progress: bool = True, command: str = "") -> dict:
+        progress: bool = True, command: str = "", processes: int = 1) -> dict:
+    """The models' rows in this process, or, with ``processes`` > 1, the
+    median of each figure over that many fresh processes (each figure's
+    samples are the processes' medians: one process's steady state varies
+    by more than its runs do). The processes share one disk cache: the
+    first compiles cold, the compile figure is its; the others load it."""
+    if processes > 1:
+        return _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db,
+                              progress, command, processes)
+    rows = _run_rows(models, runs, warmup, threads, cache_dir, search, tuning_db, progress)
+    return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
+                           command=command)
+
+
+def _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db, progress,
+                   command, processes) -> dict:
+    import json
+    import subprocess
+    import sys
+    tmp = None
+    if not cache_dir:
+        tmp = tempfile.TemporaryDirectory(prefix="mlir-rl-tc-cache-")
+        cache_dir = tmp.name
+    per_process = []
+    for p in range(processes):
+        args = {"models": list(models), "runs": runs, "warmup": warmup, "threads": threads,
+                "cache_dir": cache_dir, "search": search, "tuning_db": tuning_db}
+        r = subprocess.run([sys.executable, "-m", "mlir_rl.bench.torch_compile",
+                            json.dumps(args)], capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"torch-compile process {p + 1} of {processes} failed:\n"
+                               f"{r.stderr[-3000:]}")
+        rows = json.loads(r.stdout.strip().splitlines()[-1])
+        per_process.append(rows)
+        if progress:
+            for row in rows:
+                print(f"[process {p + 1}/{processes}] {_line(row)}", flush=True)
+    if tmp:
+        tmp.cleanup()
+    rows = merge_processes(per_process)
+    return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
+                           command=command, processes=processes)
+
+
+def merge_processes(per_process: list[list[dict]]) -> list[dict]:
+    """One row per model from each process's rows: each timing list
+    becomes the processes' medians, the outputs equal only if equal in
+    every process, the compile figures the first (cold) process's."""
+    merged = []
+    for i, first in enumerate(per_process[0]):
+        rows = [rows[i] for rows in per_process]
+        row = dict(first)
+        for key in ("eager_ms", "inductor_ms", "mlir_rl_ms"):
+            row[key] = [_med(r[key]) for r in rows]
+        for label in ("inductor", "mlir_rl"):
+            row[f"{label}_outputs_equal"] = all(r[f"{label}_outputs_equal"] for r in rows)
+            row[f"{label}_max_abs_error"] = max(r[f"{label}_max_abs_error"] for r in rows)
+        row["fallbacks"] = max(r["fallbacks"] for r in rows)
+        merged.append(row)
+    return merged
+
+
+def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache_dir: str,
+              search: int, tuning_db: str, progress: bool) -> list[dict]:
     import os
 
     import torch
@@ -103,12 +166,11 @@ def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int
             print(_line(row), flush=True)
     if tmp:
         tmp.cleanup()
-    return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
-                           command=command)
+    return rows
 
 
 def result_document(rows: list[dict], runs: int, warmup: int, threads: int, search: int,
-                    command: str = "") -> dict:
+                    command: str = "", processes: int = 1) -> dict:
     """The models' rows as a result document (bench/report.py's schema):
     eager is the baseline; compile times and the disk cache's figures stay
     with each model's figures."""
@@ -132,7 +194,7 @@ def result_document(rows: list[dict], runs: int, warmup: int, threads: int, sear
     return R.new_result("torch-compile", "eager", ["eager", "inductor", "mlir-rl"], kernels,
                         threads, command=command,
                         settings={"runs": runs, "warmup": warmup, "search": search,
-                                  "torch": torch.__version__})
+                                  "processes": processes, "torch": torch.__version__})
 
 
 def _med(xs):
@@ -168,3 +230,13 @@ def save(report: dict, out_dir: str | Path) -> Path:
     R.save(report, out / "bench.json")
     (out / "bench.md").write_text(markdown(report) + "\n")
     return out
+
+
+if __name__ == "__main__":
+    # One process of run(processes=N): the rows as JSON on the last line.
+    import json
+    import sys
+    _args = json.loads(sys.argv[1])
+    _rows = _run_rows(_args["models"], _args["runs"], _args["warmup"], _args["threads"],
+                      _args["cache_dir"], _args["search"], _args["tuning_db"], progress=False)
+    print(json.dumps(_rows))

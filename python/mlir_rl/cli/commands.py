@@ -153,6 +153,8 @@ class BenchCommand:
     min_time: float = option(0.2, help="--suite: seconds of timed calls per contender at least: "
                                        "a short kernel gets more than --runs calls (at most "
                                        "100x), the same for every contender")
+    processes: int = option(1, help="--suite torch-compile: medians over this many fresh "
+                                    "processes (one disk cache: the first compiles cold)")
 
 
 def _copy_suite_json(c: BenchCommand, out: Path) -> str:
@@ -176,7 +178,8 @@ def cmd_bench(c: BenchCommand) -> int:
         from mlir_rl.bench import torch_compile as tc
         report = tc.run(models=tuple(k for k in c.kernels.split(",") if k),
                         runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
-                        tuning_db=c.tuning_db, command=_command_line())
+                        tuning_db=c.tuning_db, command=_command_line(),
+                        processes=c.processes)
         out = tc.save(report, c.out)
         print(tc.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}{_copy_suite_json(c, out)}")
