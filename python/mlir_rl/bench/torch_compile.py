@@ -47,7 +47,9 @@ def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int
     median of each figure over that many fresh processes (each figure's
     samples are the processes' medians: one process's steady state varies
     by more than its runs do). The processes share one disk cache: the
-    first compiles cold, the compile figure is its; the others load it."""
+    first compiles cold, the compile figure is its; the others load it.
+    Inductor's caches live in the same directory (cold in the first
+    process too)."""
     if processes > 1:
         return _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db,
                               progress, command, processes)
@@ -124,6 +126,9 @@ def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache
         tmp = tempfile.TemporaryDirectory(prefix="mlir-rl-tc-cache-")
         cache_dir = tmp.name
     os.environ["MLIR_RL_CACHE_DIR"] = cache_dir
+    # Inductor's caches beside ours, as fresh: its compile figure was a
+    # warm one (0.2-2.6 s) from the caches earlier runs left in /tmp.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache_dir) / "inductor")
     backend = D.make_backend(search=search, tuning_db=tuning_db, cache_dir=cache_dir)
     rows = []
     for name in models:
