@@ -56,15 +56,23 @@ class ResNet18(nn.Module):
 
 
 class InvertedResidual(nn.Module):
-    def __init__(self, cin: int, cout: int, stride: int, expand: int):
+    """MobileNetV2's inverted residual: 1x1 expansion, depthwise kxk, 1x1
+    projection, batch norm; `act` after the first two; EfficientNet's MBConv
+    with SiLU and a squeeze-and-excitation to `squeezed` channels."""
+
+    def __init__(self, cin: int, cout: int, stride: int, expand: int, kernel: int = 3,
+                 act: type = nn.ReLU6, squeezed: int = 0):
         super().__init__()
         hidden = cin * expand
         layers = []
         if expand != 1:
-            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6()]
-        layers += [nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
-                   nn.BatchNorm2d(hidden), nn.ReLU6(),
-                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), act()]
+        layers += [nn.Conv2d(hidden, hidden, kernel, stride, kernel // 2, groups=hidden,
+                             bias=False),
+                   nn.BatchNorm2d(hidden), act()]
+        if squeezed:
+            layers.append(SqueezeExcite(hidden, squeezed))
+        layers += [nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 
@@ -278,27 +286,6 @@ class SqueezeExcite(nn.Module):
         return x * torch.sigmoid(self.expand(F.silu(self.reduce(s))))
 
 
-class MBConv(nn.Module):
-    """EfficientNet's inverted residual: 1x1 expansion, depthwise kxk,
-    squeeze-and-excitation, 1x1 projection; SiLU; batch norm."""
-
-    def __init__(self, cin: int, cout: int, kernel: int, stride: int, expand: int):
-        super().__init__()
-        hidden = cin * expand
-        layers = []
-        if expand != 1:
-            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.SiLU()]
-        layers += [nn.Conv2d(hidden, hidden, kernel, stride, kernel // 2, groups=hidden, bias=False),
-                   nn.BatchNorm2d(hidden), nn.SiLU(), SqueezeExcite(hidden, max(1, cin // 4)),
-                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
-        self.block = nn.Sequential(*layers)
-        self.residual = stride == 1 and cin == cout
-
-    def forward(self, x):
-        y = self.block(x)
-        return x + y if self.residual else y
-
-
 class EfficientNetB0(nn.Module):
     # expansion, channels, repeats, stride, kernel
     SETTINGS = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3),
@@ -310,7 +297,8 @@ class EfficientNetB0(nn.Module):
         cin = 32
         for t, c, n, s, k in self.SETTINGS:
             for i in range(n):
-                layers.append(MBConv(cin, c, k, s if i == 0 else 1, t))
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t, k, nn.SiLU,
+                                               max(1, cin // 4)))
                 cin = c
         layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.SiLU()]
         self.features = nn.Sequential(*layers)
