@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Sequence
 
 
-
 def default_models() -> tuple[str, ...]:
     """Every model of ``mlir_rl.data.torch_models.MODELS``."""
     from mlir_rl.data import torch_models as TM

@@ -82,18 +82,23 @@ class InvertedResidual(nn.Module):
 
 
 class MobileNetV2(nn.Module):
-    SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+    # expansion, channels, repeats, stride, kernel
+    SETTINGS = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 32, 3, 2, 3), (6, 64, 4, 2, 3),
+                (6, 96, 3, 1, 3), (6, 160, 3, 2, 3), (6, 320, 1, 1, 3))
+    ACT = nn.ReLU6
+    SQUEEZE = False  # EfficientNet's squeeze-and-excitation to a quarter of the input
 
     def __init__(self, classes: int = 1000):
         super().__init__()
-        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), self.ACT()]
         cin = 32
-        for t, c, n, s in self.SETTINGS:
+        for t, c, n, s, k in self.SETTINGS:
             for i in range(n):
-                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                squeezed = max(1, cin // 4) if self.SQUEEZE else 0
+                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t, k, self.ACT,
+                                               squeezed))
                 cin = c
-        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6()]
+        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), self.ACT()]
         self.features = nn.Sequential(*layers)
         self.fc = nn.Linear(1280, classes)
 
@@ -286,26 +291,13 @@ class SqueezeExcite(nn.Module):
         return x * torch.sigmoid(self.expand(F.silu(self.reduce(s))))
 
 
-class EfficientNetB0(nn.Module):
-    # expansion, channels, repeats, stride, kernel
+class EfficientNetB0(MobileNetV2):
+    """MobileNetV2's network with SiLU, 5x5 kernels in three stages and
+    squeeze-and-excitation in every block."""
     SETTINGS = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3),
                 (6, 112, 3, 1, 5), (6, 192, 4, 2, 5), (6, 320, 1, 1, 3))
-
-    def __init__(self, classes: int = 1000):
-        super().__init__()
-        layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.SiLU()]
-        cin = 32
-        for t, c, n, s, k in self.SETTINGS:
-            for i in range(n):
-                layers.append(InvertedResidual(cin, c, s if i == 0 else 1, t, k, nn.SiLU,
-                                               max(1, cin // 4)))
-                cin = c
-        layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.SiLU()]
-        self.features = nn.Sequential(*layers)
-        self.fc = nn.Linear(1280, classes)
-
-    def forward(self, x):
-        return self.fc(self.features(x).mean((2, 3)))
+    ACT = nn.SiLU
+    SQUEEZE = True
 
 
 class RMSNorm(nn.Module):
