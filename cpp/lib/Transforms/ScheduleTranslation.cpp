@@ -288,11 +288,15 @@ translateRegisterTile(const std::vector<Action> &plain,
   std::optional<std::vector<Action>> out =
       translateTilings(plain, extents, /*kLoop=*/k, same, registerTile,
                        historyLength, /*withFusion=*/true);
-  if (out)
-    parallelizeFirstTiling(*out, extents, k, elementBits);
-  if (!out || *out == plain)
+  // In parallel whether or not a register tile fits: the policy's
+  // T(0,8,0) T(0,0,4) V on a 1x1000x512 gemv has no register tile with 16
+  // lanes (AVX-512: 8 columns, and 1000 is no multiple of 16), and it ran
+  // on one core.
+  std::vector<Action> result = out ? std::move(*out) : plain;
+  parallelizeFirstTiling(result, extents, k, elementBits);
+  if (result == plain)
     return std::nullopt;
-  return out;
+  return result;
 }
 
 std::optional<std::vector<Action>>

@@ -126,12 +126,13 @@ translatePackedSchedule(const std::vector<Action> &plain,
 /// inner tiling often exceeds the register file (T(8,32,8): 32
 /// accumulators), leaves a vector half empty (T(1,8,8,32) with 16 lanes)
 /// or puts the reduction outside V's sub-tiles, so that accumulators go to
-/// memory at every step of k. Nothing when the schedule has no V, a step
-/// has no equivalent (interchange), the columns are not a multiple of
-/// a vector, the result would not change anything or would be too long,
-/// or `maxRows` (the register tile's rows at most: the `rt` rule choice)
-/// is 0. A schedule without TP or TF of an op of 2M multiply-adds or more
-/// gets its first tiling as a TP where that leaves the reduction whole; a
+/// memory at every step of k. Nothing when the schedule has no V, the
+/// result would not change anything, or `maxRows` (the register tile's
+/// rows at most: the `rt` rule choice) is 0. A schedule without TP or TF
+/// of an op of 2M multiply-adds or more, or of 512 KB of inputs, gets its
+/// first tiling as a TP where that leaves the reduction whole, also where
+/// no register tile is given (a step has no equivalent, an interchange;
+/// the columns are not a multiple of a vector; too long a schedule); a
 /// TF stays (the same op's loops); with no more rows than the accumulator
 /// budget, the rows stay whole in every tiling that tiles another loop.
 std::optional<std::vector<Action>>
