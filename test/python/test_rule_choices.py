@@ -419,6 +419,57 @@ def test_a_thin_matmul_runs_in_parallel_with_every_row_in_its_register_tile():
     assert re.search(r"\b1: T\(0,32,0\) T\(0,(32|0),4\) V", small.schedule), small.schedule
 
 
+_BMM_5_ROWS = """
+func.func @bmm(%a: tensor<12x5x197xf32>, %b: tensor<12x197x64xf32>) -> tensor<12x5x64xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x5x64xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<12x5x64xf32>) -> tensor<12x5x64xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<12x5x197xf32>, tensor<12x197x64xf32>)
+                           outs(%f : tensor<12x5x64xf32>) -> tensor<12x5x64xf32>
+  return %r : tensor<12x5x64xf32>
+}
+"""
+
+# Run in a process of its own: the register file is read once per process.
+_DECIDED_IN_A_PROCESS = """
+import sys
+import mlir_rl
+from mlir_rl.core import Module
+text, decisions = sys.stdin.read(), sys.argv[1]
+m = Module.parse(text, "bmm", front_end=True)
+m.apply_decisions(decisions)
+ok, err = mlir_rl.outputs_match(
+    Module.parse(m.ir(), "bmm").time(runs=1, warmup=0, threads=2).outputs,
+    Module.parse(text, "bmm").time(runs=1, warmup=0, threads=1).outputs)
+print(m.schedule)
+print("equal" if ok else f"differ: {err}")
+"""
+
+
+def test_a_register_tile_of_every_row_stays_within_the_vector_row_limit():
+    """On AVX-512 (32 registers of 16 floats, set for the process), the 5
+    rows a split leaves of a 197-token attention (a 12x5x64x197 batch
+    matmul decided TP(1,0,64,0) T(1,1,1,0) V) all go in the register tile,
+    and its columns grow only while rows x columns stay within the 256
+    vector rows V takes: 5x32, not 5x64 (320 rows: V refused it, and with
+    it every rule of ViT's block). Outputs equal the unscheduled program's."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, MLIR_RL_VECTOR_REGISTERS="32x512")
+    out = subprocess.run([sys.executable, "-c", _DECIDED_IN_A_PROCESS,
+                          "1: TP(1,0,64,0) T(1,1,1,0) V; 0: TP(1,0,64) V"],
+                         input=_BMM_5_ROWS, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    schedule, verdict = out.stdout.strip().splitlines()[-2:]
+    assert verdict == "equal", (schedule, verdict)
+    tiles = re.search(r"\b1: T[PF]\(1,0,64,0\) T\(0,0,(\d+),\d+\) V", schedule)
+    assert tiles, schedule
+    columns = int(tiles.group(1)) or 64  # 0: the tile's 64 columns whole
+    assert 5 * columns <= 256, schedule
+
+
 def test_a_thin_matmul_keeps_its_rows_whole_so_that_b_is_read_once():
     """Four rows (no more than the accumulator registers): the policy's
     TF(1,32,0) T(1,32,8) V read each column of B once per row (3x slower on

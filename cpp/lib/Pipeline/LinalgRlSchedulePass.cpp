@@ -291,6 +291,11 @@ struct LinalgRlSchedulePass
         << (rules.copiesByRule ? ";" : "");
     if (rules.copiesByRule)
       d << " " << rules.copiesByRule << " copies and fills scheduled by rule";
+    // A rule's schedule that did not apply is a bug of the rules: said,
+    // with the op it cost (scheduled as decided).
+    for (const std::string &op : rules.dropped)
+      module.emitWarning() << "linalg-rl-schedule: the rules' schedule of "
+                           << op << "; that op is scheduled as decided";
   }
 
   /// The decisions' provenance: "policy", "policy, sampled", "heuristic",

@@ -134,7 +134,7 @@ RulesOutcome SchedulePipeline::applyRules(const Rescheduling &rules,
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(beforeDecisions->clone()));
   std::unique_ptr<Scheduler> result =
       reschedule(plain, *module, policy, rules, verifyScope, out.packed,
-                 out.registerTiled, out.copiesByRule, out.why);
+                 out.registerTiled, out.copiesByRule, out.why, &out.dropped);
   if (!result)
     return out;
   plain.removeTags();

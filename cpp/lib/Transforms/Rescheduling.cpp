@@ -72,16 +72,20 @@ RuleChoiceMask getRuleChoiceMask(linalg::LinalgOp op, const Rescheduling &opts,
 /// reschedule's application: tags `unscheduled` with the plain ids,
 /// packs the candidates, applies `decided` (with `byRule` in place of the
 /// copies' decisions) and schedules the copies of B (by rule where
-/// `withRules` and the rule fits, else by `policy`).
+/// `withRules` and the rule fits, else by `policy`). On failure,
+/// `failedId` is the plain id of the op whose packing or schedule failed
+/// (-1: a copy of B, or nothing to blame on one op).
 static std::unique_ptr<Scheduler> applyRescheduling(
     ModuleOp unscheduled, Scheduler &plain, PolicyFn policy,
     const Rescheduling &opts, VerifyScope verifyScope,
     std::map<int64_t, PackCandidate> &candidates,
     const std::map<int64_t, std::vector<Action>> &decided,
     const std::map<int64_t, std::vector<Action>> &byRule, bool withRules,
-    const std::set<int64_t> &unpacked, int64_t &copied, std::string &why) {
+    const std::set<int64_t> &unpacked, int64_t &copied, std::string &why,
+    int64_t &failedId) {
   const ActionSpaceConfig &config = plain.getConfig();
   copied = 0;
+  failedId = -1;
   // Tagged with the plain ids (the clone was made after plain's
   // initialize): the packed op keeps its tag, a copy of B has none.
   {
@@ -95,6 +99,7 @@ static std::unique_ptr<Scheduler> applyRescheduling(
       if (failed(packRhs(rewriter, c.op, c.panelWidth, opts.minRowsToCopy,
                          withRules))) {
         why = "a right-hand side could not be packed";
+        failedId = id;
         return nullptr;
       }
     }
@@ -210,6 +215,7 @@ static std::unique_ptr<Scheduler> applyRescheduling(
       scheduler->removeTags();
       why = "the translated schedule did not apply (" + formatSchedule(one) +
             "): " + message;
+      failedId = plainIdOf[id];
       return nullptr;
     }
   }
@@ -221,15 +227,31 @@ static std::unique_ptr<Scheduler> applyRescheduling(
   return scheduler;
 }
 
-std::unique_ptr<Scheduler>
-reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
-           const Rescheduling &opts, VerifyScope verifyScope,
-           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why) {
+/// One attempt of reschedule: the rules of `opts` on every op but those of
+/// `excluded` (plain ids), which are scheduled exactly as decided: not
+/// packed, not register-tiled, not by rule, no fill moved into their tiles
+/// nor they into a consumer's. On failure, `failedId` is the plain id of
+/// the op whose schedule did not apply (-1: none to blame) and `nothing`
+/// says there was nothing for the rules to do.
+static std::unique_ptr<Scheduler>
+attemptRescheduling(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+                    const Rescheduling &opts, VerifyScope verifyScope,
+                    const std::set<int64_t> &excluded, int64_t &packed,
+                    int64_t &tiled, int64_t &copied, std::string &why,
+                    int64_t &failedId, bool &nothing) {
   packed = 0, tiled = 0, copied = 0;
+  failedId = -1;
+  nothing = false;
   std::map<int64_t, PackCandidate> candidates;
   if (opts.pack)
     candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
   const ActionSpaceConfig &config = plain.getConfig();
+  // Matmuls that stay plain although mlir-rl-pack-rhs would pack them:
+  // the other rules of the module still apply.
+  std::set<int64_t> unpacked;
+  for (int64_t id : excluded)
+    if (candidates.erase(id))
+      unpacked.insert(id);
   // Each op's choices (a decision source's; unset: the rules' defaults).
   auto choice = [&](int64_t id, RuleChoice c, int64_t otherwise) {
     const OpRecord *rec = plain.getRecord(id);
@@ -247,6 +269,8 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     int64_t id = 0;
     unscheduled.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
       int64_t current = id++;
+      if (excluded.count(current))
+        return;
       // Candidates too: one whose decision has no packed form stays plain.
       if (auto extents = getRegisterTileExtents(op);
           extents && opts.registerTiles)
@@ -273,9 +297,6 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   for (const OpRecord &rec : plain.getOps())
     if (rec.producerId >= 0 && fusesProducer(rec))
       fused.insert(rec.producerId);
-  // Matmuls that stay plain although mlir-rl-pack-rhs would pack them:
-  // the other rules of the module still apply.
-  std::set<int64_t> unpacked;
   for (int64_t id : fused)
     // Its consumer would find a collapse_shape instead.
     if (candidates.erase(id))
@@ -354,7 +375,8 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   // inference, a tenth of its time in memset).
   std::map<int64_t, std::vector<Action>> decidedByRule = decided;
   for (const OpRecord &rec : plain.getOps()) {
-    if (!initFills.count(rec.producerId) || fused.count(rec.producerId))
+    if (!initFills.count(rec.producerId) || fused.count(rec.producerId) ||
+        excluded.count(rec.id))
       continue;
     // The consumer's schedule: the rule's where it has one (a row
     // reduction), else its decision.
@@ -371,42 +393,73 @@ reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
   }
   if (candidates.empty() && tiled == 0 && byRule.empty()) {
     why = "no matmul to pack or register-tile, no copy to schedule by rule";
+    nothing = true;
     return nullptr;
   }
-  // Should the rule's schedules not apply, the module as it was, for an
-  // attempt without them.
-  OwningOpRef<ModuleOp> spare;
-  if (opts.copies && (!byRule.empty() || !candidates.empty()))
-    spare = cast<ModuleOp>(unscheduled->clone());
   std::unique_ptr<Scheduler> scheduler = applyRescheduling(
       unscheduled, plain, policy, opts, verifyScope, candidates,
       opts.copies ? decidedByRule : decided, byRule, opts.copies, unpacked,
-      copied, why);
-  if (!scheduler && spare) {
-    unscheduled.getBodyRegion().takeBody(spare->getBodyRegion());
-    std::string first = why;
-    byRule.clear();
-    // The same matmuls, in the restored module.
-    if (opts.pack) {
-      candidates = getPackCandidates(unscheduled, opts.minRowsToCopy);
-      for (int64_t id : unpacked)
-        candidates.erase(id);
-    }
-    scheduler = applyRescheduling(unscheduled, plain, policy, opts,
-                                  verifyScope, candidates, decided, byRule,
-                                  /*withRules=*/false, unpacked, copied, why);
-    if (!scheduler)
-      why += " (with copies by rule: " + first + ")";
-  }
-  if (!scheduler || (candidates.empty() && tiled == 0 && copied == 0)) {
-    if (scheduler) {
-      scheduler->removeTags();
-      why = "no matmul to pack or register-tile, no copy to schedule by rule";
-    }
+      copied, why, failedId);
+  if (!scheduler)
+    return nullptr;
+  if (candidates.empty() && tiled == 0 && copied == 0) {
+    scheduler->removeTags();
+    why = "no matmul to pack or register-tile, no copy to schedule by rule";
+    nothing = true;
     return nullptr;
   }
   packed = candidates.size();
   return scheduler;
+}
+
+std::unique_ptr<Scheduler>
+reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
+           const Rescheduling &opts, VerifyScope verifyScope,
+           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why,
+           std::vector<std::string> *dropped) {
+  // The module as it was, for the attempts after one that failed (an
+  // attempt leaves its module unspecified).
+  OwningOpRef<ModuleOp> pristine(cast<ModuleOp>(unscheduled->clone()));
+  auto restore = [&] {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(pristine->clone()));
+    unscheduled.getBodyRegion().takeBody(copy->getBodyRegion());
+  };
+  // An op whose schedule by the rules does not apply loses its own rules,
+  // not the module's: it is scheduled as decided and the rest again with
+  // theirs (a failed register tile of one batch matmul cost ViT's block
+  // every packed matmul and copy rule, 2.8x, on AVX-512). Where no op is
+  // to blame, or too many were, the copies' rules go (an attempt without
+  // them), then all rules (nothing returned).
+  constexpr size_t kMaxExcluded = 16;
+  Rescheduling attemptOpts = opts;
+  std::set<int64_t> excluded;
+  std::string withCopies;
+  for (;;) {
+    int64_t failedId = -1;
+    bool nothing = false;
+    std::unique_ptr<Scheduler> scheduler = attemptRescheduling(
+        plain, unscheduled, policy, attemptOpts, verifyScope, excluded, packed,
+        tiled, copied, why, failedId, nothing);
+    if (scheduler)
+      return scheduler;
+    if (nothing)
+      return nullptr;
+    restore();
+    if (failedId >= 0 && excluded.size() < kMaxExcluded &&
+        excluded.insert(failedId).second) {
+      if (dropped)
+        dropped->push_back("op " + std::to_string(failedId) + ": " + why);
+      continue;
+    }
+    if (attemptOpts.copies && opts.copies) {
+      withCopies = why;
+      attemptOpts.copies = false;
+      continue;
+    }
+    if (!withCopies.empty())
+      why += " (with copies by rule: " + withCopies + ")";
+    return nullptr;
+  }
 }
 
 } // namespace mlir::rl

@@ -254,6 +254,14 @@ translateRegisterTile(const std::vector<Action> &plain,
       sizes[n] = lanes;
     return std::vector<Sizes>{sizes};
   };
+  // The register tile's accumulators also within the vectorizer's row
+  // limit: its iteration space is rows x columns x k, k innermost, so V
+  // counts rows x columns vector rows (16 registers of 16 lanes make 256).
+  // The 5 rows of a split 197-row batch matmul grown to 5x64 on AVX-512
+  // (20 accumulators, 320 rows) were refused by V, and with them every
+  // rule of ViT's block.
+  int64_t tileBudget =
+      std::min(budget, std::max<int64_t>(1, legality.maxVectorRows / lanes));
   // One batch, rows of two vectors of columns, else one (not `wide`).
   auto registerTile = [&](const Sizes &extent,
                           bool wide) -> std::optional<std::vector<Sizes>> {
@@ -264,12 +272,13 @@ translateRegisterTile(const std::vector<Action> &plain,
       return std::nullopt;
     int64_t r = getRegisterTileRows(
         extent[m], vectors,
-        maxRows >= budget ? budget : std::min(budget, maxRows * vectors));
+        maxRows >= tileBudget ? tileBudget
+                              : std::min(tileBudget, maxRows * vectors));
     // Every row of the tile in the register tile (a thin matmul, or the
     // policy's tile of few rows): more columns instead, while their
     // accumulators fit. 2x16 with 4 accumulators left a 2x3072x1000
     // matmul latency-bound; 2x32 ran it 1.4-2x faster (AVX2, 2026-11-29).
-    while (r == extent[m] && r * vectors * 2 <= budget &&
+    while (r == extent[m] && r * vectors * 2 <= tileBudget &&
            extent[n] % (2 * vectors * lanes) == 0)
       vectors *= 2;
     // The deepest step, whatever the policy's k tile: its 2 on a
@@ -309,7 +318,10 @@ translatePackedSchedule(const std::vector<Action> &plain,
     return std::nullopt;
   int64_t lanes = std::max<int64_t>(1, legality.vectorRegisterBits / elementBits);
   int64_t vectorsPerRow = (NB + lanes - 1) / lanes;
-  int64_t budget = getAccumulatorRegisterBudget(legality);
+  // Within the vectorizer's row limit too (as translateRegisterTile's).
+  int64_t budget =
+      std::min(getAccumulatorRegisterBudget(legality),
+               std::max<int64_t>(1, legality.maxVectorRows / lanes));
   if (maxRows < budget)
     budget = std::min(budget, maxRows * vectorsPerRow);
   // A size s of n as panels j = s/NB (i whole) when NB divides it; one

@@ -58,6 +58,9 @@ struct RulesOutcome {
   int64_t copiesByRule = 0;
   /// Why not, when there were candidates and it was not applied.
   std::string why;
+  /// Ops scheduled as decided because their rules' schedule did not apply
+  /// (the rest was rescheduled): "op <id>: <why>" each.
+  std::vector<std::string> dropped;
 };
 
 class SchedulePipeline {

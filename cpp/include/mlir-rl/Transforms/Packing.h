@@ -245,14 +245,17 @@ bool hasOpsToReschedule(Operation *root, const Rescheduling &opts);
 /// the returned scheduler (on it; its prelude: `plain`'s and, when any
 /// matmul was packed, the packing step) records the schedule; `packed`
 /// counts the packed matmuls, `tiled` the register-tiled plain ones,
-/// `copied` the copies and fills scheduled by rule. Null
-/// when there is nothing to change, or a packed matmul's decision has no
-/// packed equivalent, or the result does not apply (`why` says which;
-/// `unscheduled` is then left unspecified).
+/// `copied` the copies and fills scheduled by rule. An op whose schedule
+/// by the rules does not apply is scheduled as decided instead, the others
+/// keeping theirs (each such op's id and why in `dropped`). Null when
+/// there is nothing to change, or the result does not apply without the
+/// copies' rules either (`why` says which; `unscheduled` is then left
+/// unspecified).
 std::unique_ptr<Scheduler>
 reschedule(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
            const Rescheduling &opts, VerifyScope verifyScope,
-           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why);
+           int64_t &packed, int64_t &tiled, int64_t &copied, std::string &why,
+           std::vector<std::string> *dropped = nullptr);
 
 } // namespace mlir::rl
 
