@@ -40,6 +40,8 @@ def test_the_masks_offer_what_the_rules_decide_and_end_with_the_default():
     m = Module.parse(MATMUL, "mm", front_end=True)
     matmul, fill = m.rule_choice_mask(1), m.rule_choice_mask(0)
     assert matmul["pack"] == [0, 1]
+    # 1024 columns hold at least 8 tiles of panels: whole rows in each, or not.
+    assert matmul["pt"] == [0, 1]
     # A packed matmul needs a register tile: rows from 1 (no 0), the budget's last.
     assert matmul["rt"][0] == 1 and matmul["rt"] == sorted(matmul["rt"])
     assert "rule" not in matmul and "fuse" not in matmul
@@ -60,12 +62,15 @@ def test_each_choice_changes_what_ships_and_the_outputs_stay_equal():
             # (Two rows of the register file's vectors: a whole 32-wide
             # tile on AVX-512, two 8-wide vectors (16) on AVX2.)
             ("{pack=0,rt=2}", lambda s: re.search(r"T\(2,(0|16),4\) V", s)),
-            ("{rt=2}", lambda s: "mlir-rl-pack-rhs" in s and re.search(r"T\(2,0,0,8\) V", s))]:
+            ("{rt=2}", lambda s: "mlir-rl-pack-rhs" in s and re.search(r"T\(2,0,0,8\) V", s)),
+            # The decided 32 rows in each parallel tile (by default, all 256).
+            ("{pt=0}", lambda s: re.search(r"\b2: T[PF]\(32,\d+,0,0\)", s))]:
         m = _shipped(DECISIONS.replace("V;", f"V {choices};", 1))
         assert check(m.schedule), (choices, m.schedule)
         assert m.ir() not in seen, choices
         seen.add(m.ir())
         assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0], choices
+    assert re.search(r"\b2: T[PF]\(0,\d+,0,0\)", default.schedule), default.schedule
     # The fill apart (fuse=0): the matmul's TP stays a TP.
     apart = _shipped(DECISIONS + " {fuse=0}")
     assert re.search(r"\b2: TP\(", apart.schedule) and not re.search(r"\b2: TF\(", apart.schedule)

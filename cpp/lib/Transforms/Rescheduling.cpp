@@ -46,9 +46,16 @@ RuleChoiceMask getRuleChoiceMask(linalg::LinalgOp op, const Rescheduling &opts,
   bool packed = false;
   if (opts.pack && op.getNumDpsInits() == 1) {
     Type elt = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-    if (getRhsPacking(op, getPanelWidth(elt, legality), opts.minRowsToCopy)) {
+    int64_t panelWidth = getPanelWidth(elt, legality);
+    if (auto mnk = getRhsPacking(op, panelWidth, opts.minRowsToCopy)) {
       packed = true;
       offer(RuleChoice::Pack, {0, 1});
+      // Enough panels for kMinPanelTiles parallel tiles of whole rows, and
+      // a B worth reading once.
+      if ((*mnk)[1] / panelWidth >= kMinPanelTiles &&
+          (*mnk)[1] * (*mnk)[2] * elt.getIntOrFloatBitWidth() / 8 >=
+              kMinPanelTileBytes)
+        offer(RuleChoice::PanelTiles, {0, 1});
     }
   }
   bool plainTile = opts.registerTiles && getRegisterTileExtents(op);
@@ -345,7 +352,8 @@ attemptRescheduling(Scheduler &plain, ModuleOp unscheduled, PolicyFn policy,
     std::optional<std::vector<Action>> actions = translatePackedSchedule(
         rec.state.history, c.mnk, c.panelWidth, c.elementBits,
         config.legality, config.layout.historyLength,
-        std::max<int64_t>(1, maxRows(rec.id)));
+        std::max<int64_t>(1, maxRows(rec.id)),
+        choice(rec.id, RuleChoice::PanelTiles, 1) != 0);
     if (actions) {
       decided[rec.id] = *actions;
       continue;

@@ -65,6 +65,15 @@ int64_t getPanelWidth(Type elementType, const LegalityConfig &legality);
 /// panels is then read that many times).
 inline constexpr int64_t kDefaultMinRowsToCopy = 128;
 
+/// A packed matmul's parallel tiling into at least this many tiles of
+/// columns keeps its rows whole (translatePackedSchedule's `panelTiles`),
+/// where its B holds at least kMinPanelTileBytes (a B that stays in a
+/// core's L2 is read from there again for each tile of rows anyway, and
+/// fewer tiles balance worse: EfficientNet-B0's 1x1 convolutions ran
+/// 1.12x slower with their rows whole).
+inline constexpr int64_t kMinPanelTiles = 8;
+inline constexpr int64_t kMinPanelTileBytes = int64_t(2) << 20;
+
 /// The extents (M, N, K) of `op` when it is a matmul in plain form (loops
 /// m, n, k; A(m, k), B(k, n), C(m, n); a contraction) with static shapes,
 /// tensor semantics, one init and integer or float elements of whole bytes.
@@ -106,12 +115,18 @@ FailureOr<linalg::GenericOp> packRhs(RewriterBase &rewriter,
 /// packed equivalent (TF, interchange, a size of n that neither divides
 /// nor is divided by NB, a panel split with no tile before, too long a
 /// schedule). `maxRows`: the register
-/// tile's rows at most (the `rt` rule choice; at least 1).
+/// tile's rows at most (the `rt` rule choice; at least 1). With
+/// `panelTiles` (the `pt` rule choice), a parallel tiling (TP, TF) that
+/// splits the columns into at least kMinPanelTiles tiles, of a B of at
+/// least kMinPanelTileBytes, leaves the rows whole: each tile then reads
+/// its panels of B once, for every row, and A again from cache, where a
+/// tile of 32 rows read all of B once per 32 rows.
 std::optional<std::vector<Action>>
 translatePackedSchedule(const std::vector<Action> &plain,
                         std::array<int64_t, 3> mnk, int64_t panelWidth,
                         int64_t elementBits, const LegalityConfig &legality,
-                        int historyLength, int64_t maxRows = INT64_MAX);
+                        int historyLength, int64_t maxRows = INT64_MAX,
+                        bool panelTiles = true);
 
 /// A plain matmul's schedule (decided on the op of `extents`, (M, N, K)
 /// or a batch matmul's (B, M, N, K): getRegisterTileExtents) with the same
@@ -202,7 +217,9 @@ struct Rescheduling;
 /// decision: `pack` where mlir-rl-pack-rhs packs it; `rt` where a register
 /// tile is given (powers of two up to the accumulator budget's rows; 0,
 /// none, only for a matmul that is not packed by default: a packed one's
-/// schedule needs one); `rule` where getCopySchedule has a schedule;
+/// schedule needs one); `pt` where its B holds kMinPanelTileBytes or
+/// more in at least kMinPanelTiles panels (translatePackedSchedule's
+/// `panelTiles`); `rule` where getCopySchedule has a schedule;
 /// `fuse` for a fill that only initialises its consumer's accumulator.
 /// Each list ends with the rule's default.
 RuleChoiceMask getRuleChoiceMask(linalg::LinalgOp op, const Rescheduling &opts,
