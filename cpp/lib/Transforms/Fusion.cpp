@@ -12,6 +12,7 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::rl {
 
@@ -281,6 +282,63 @@ static scf::ForallOp addResultForLaterUses(RewriterBase &rewriter,
   return grown;
 }
 
+/// The tile of `op`'s result `resultNumber` at `offsets` and `sizes`:
+/// upstream's generateResultTileValue, which takes only results indexed by
+/// a projected permutation of the loops, and for a linalg op whose result
+/// also has unit dimensions indexed by the constant 0 (a reduction over
+/// channels kept as a dimension of 1: `(d0, d1, d2, d3) -> (d0, d1, d2, 0)`,
+/// as torch-mlir imports a channels-last layer norm's mean) its tiled
+/// implementation on the loops the other dimensions give (the rest whole).
+/// Upstream's refusal left ConvNeXt's layer norms unscheduled: the policy's
+/// TF on the op after each such reduction did not apply.
+static FailureOr<TilingResult>
+generateResultTile(RewriterBase &rewriter, Operation *op,
+                   unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+                   ArrayRef<OpFoldResult> sizes) {
+  auto tileable = cast<TilingInterface>(op);
+  FailureOr<TilingResult> tiled =
+      tileable.generateResultTileValue(rewriter, resultNumber, offsets, sizes);
+  if (succeeded(tiled))
+    return tiled;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || resultNumber >= op->getNumResults())
+    return failure();
+  AffineMap map = linalgOp.getIndexingMapMatchingResult(
+      op->getResult(resultNumber));
+  if (map.getNumResults() != offsets.size())
+    return failure();
+  SmallVector<Range> domain = tileable.getIterationDomain(rewriter);
+  SmallVector<OpFoldResult> loopOffsets, loopSizes;
+  for (const Range &r : domain) {
+    if (!isConstantIntValue(r.stride, 1))
+      return failure();
+    loopOffsets.push_back(r.offset);
+    loopSizes.push_back(r.size);
+  }
+  llvm::SmallBitVector seen(domain.size());
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (seen.test(d.getPosition()))
+        return failure();
+      seen.set(d.getPosition());
+      loopOffsets[d.getPosition()] = offsets[i];
+      loopSizes[d.getPosition()] = sizes[i];
+      continue;
+    }
+    // A unit dimension: its tile is the whole of it.
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || !isConstantIntValue(offsets[i], 0) ||
+        !isConstantIntValue(sizes[i], 1))
+      return failure();
+  }
+  FailureOr<TilingResult> all =
+      tileable.getTiledImplementation(rewriter, loopOffsets, loopSizes);
+  if (failed(all) || all->tiledValues.size() <= resultNumber)
+    return failure();
+  return TilingResult{all->tiledOps, {all->tiledValues[resultNumber]},
+                      all->generatedSlices};
+}
+
 /// Replaces `slice` by `tile` (rank-reduced to the slice's type if needed).
 static LogicalResult replaceSlice(RewriterBase &rewriter,
                                   tensor::ExtractSliceOp slice, Value tile) {
@@ -322,8 +380,7 @@ fuseProducerIntoForall(RewriterBase &rewriter, Operation *producer,
     SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
     SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
     FailureOr<TilingResult> tiled =
-        cast<TilingInterface>(copy).generateResultTileValue(
-            rewriter, resultNumber, offsets, sizes);
+        generateResultTile(rewriter, copy, resultNumber, offsets, sizes);
     if (failed(tiled) || tiled->tiledValues.empty() ||
         failed(replaceSlice(rewriter, slice, tiled->tiledValues.front()))) {
       rewriter.eraseOp(copy);
@@ -352,9 +409,8 @@ fuseProducerIntoForall(RewriterBase &rewriter, Operation *producer,
     mapping.map(destinations[resultNumber], bbArg);
     Operation *copy = rewriter.clone(*producer, mapping);
     FailureOr<TilingResult> tiled =
-        cast<TilingInterface>(copy).generateResultTileValue(
-            rewriter, resultNumber, slice.getMixedOffsets(),
-            slice.getMixedSizes());
+        generateResultTile(rewriter, copy, resultNumber,
+                           slice.getMixedOffsets(), slice.getMixedSizes());
     if (failed(tiled) || tiled->tiledValues.empty() ||
         failed(replaceSlice(rewriter, slice, tiled->tiledValues.front()))) {
       rewriter.eraseOp(copy);
