@@ -27,6 +27,20 @@ func.func @main(%x: tensor<1x8x8x32xf32>) -> tensor<1x8x8x1xf32> {
 }
 """
 
+# A per-channel parameter [C, 1, 1] over an NCHW tensor (batch norm's
+# scale), read by tiles of several channels.
+_CHANNEL_SCALE = """
+func.func @main(%x: tensor<1x16x24x24xf32>, %s: tensor<16x1x1xf32>) -> tensor<1x16x24x24xf32> {
+  %e = tensor.empty() : tensor<1x16x24x24xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %s : tensor<1x16x24x24xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x24x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x24x24xf32>
+  return %r : tensor<1x16x24x24xf32>
+}
+"""
+
 # name -> (module text, op id of the main op, {action kind: schedule})
 KERNELS = {
     "matmul": (K.matmul(64, 128, 96), 1, {
@@ -107,6 +121,10 @@ KERNELS = {
         "TP": "3: TP(32,0); 1: TP(16,0,0)",
         "I": "3: I(1,0); 1: I(2,0,1)",
         "NT": "3: NT; 2: NT; 1: NT; 0: NT",
+    }),
+    "channel_scale": (_CHANNEL_SCALE, 0, {
+        "V": "0: TP(0,0,8,0) T(0,8,2,4) V",
+        "T": "0: TP(0,4,0,0) T(0,0,4,8) V",
     }),
     "unit_dim_mean": (_UNIT_DIM_MEAN, 2, {
         "TF": "2: TF(1,4,1,0)",

@@ -480,6 +480,78 @@ struct ScalarBroadcastRead : public OpRewritePattern<vector::TransferReadOp> {
   }
 };
 
+/// A transfer_read whose innermost vector dimensions broadcast (its
+/// permutation map gives them the constant 0) from a tensor whose
+/// dimensions past the ones it reads are unit: a per-channel parameter
+/// [C, 1, 1] read as vector<C x H x W> by an NCHW op (batch norm's scale
+/// and shift, torch-mlir's broadcast shape). Lowered as it is, each row of
+/// the vector becomes a loop over its lanes, each a scalar load: 128
+/// loops in one 64x2x4 read, and ResNet-18 had 76 such reads, the bulk of
+/// its LLVM time (LICM alone 10 s). Instead: the read of the leading
+/// dimensions from the tensor without its unit ones (one contiguous vector
+/// load), shaped back with unit dimensions and broadcast along them.
+struct InnerBroadcastRead : public OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    VectorType vt = read.getVectorType();
+    auto source = dyn_cast<RankedTensorType>(read.getBase().getType());
+    if (read.getMask() || vt.isScalable() || vt.getRank() < 2 || !source ||
+        !source.hasStaticShape() ||
+        source.getElementType() != vt.getElementType())
+      return failure();
+    for (int64_t i = 0; i < vt.getRank(); ++i)
+      if (!read.isDimInBounds(i))
+        return failure();
+    AffineMap map = read.getPermutationMap();
+    // The vector's trailing broadcast dimensions, and its leading ones
+    // reading the source's leading dimensions in order.
+    int64_t rank = vt.getRank(), kept = rank;
+    while (kept > 0 && isa<AffineConstantExpr>(map.getResult(kept - 1))) {
+      if (cast<AffineConstantExpr>(map.getResult(kept - 1)).getValue() != 0)
+        return failure();
+      --kept;
+    }
+    if (kept == rank || kept == 0)
+      return failure();
+    for (int64_t i = 0; i < kept; ++i) {
+      auto d = dyn_cast<AffineDimExpr>(map.getResult(i));
+      if (!d || d.getPosition() != i)
+        return failure();
+    }
+    // The source's dimensions past those: unit, read at 0.
+    ArrayRef<int64_t> shape = source.getShape();
+    for (int64_t i = kept; i < source.getRank(); ++i)
+      if (shape[i] != 1 || !isConstantIntValue(read.getIndices()[i], 0))
+        return failure();
+    Location loc = read.getLoc();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < kept; ++i)
+      groups.push_back({i});
+    for (int64_t i = kept; i < source.getRank(); ++i)
+      groups.back().push_back(i);
+    auto collapsedType = RankedTensorType::get(shape.take_front(kept),
+                                               source.getElementType());
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, loc, collapsedType, read.getBase(), groups);
+    auto leading = VectorType::get(vt.getShape().take_front(kept),
+                                   vt.getElementType());
+    SmallVector<Value> indices(read.getIndices().take_front(kept));
+    Value part = vector::TransferReadOp::create(
+        rewriter, loc, leading, collapsed, indices,
+        AffineMapAttr::get(rewriter.getMultiDimIdentityMap(kept)),
+        read.getPadding(), /*mask=*/Value(),
+        rewriter.getBoolArrayAttr(SmallVector<bool>(kept, true)));
+    SmallVector<int64_t> unit(vt.getShape().take_front(kept));
+    unit.append(rank - kept, 1);
+    Value shaped = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get(unit, vt.getElementType()), part);
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, vt, shaped);
+    return success();
+  }
+};
+
 /// A transfer_read of a tensor slice whose innermost stride is small and
 /// above one (what a pooling or a convolution of stride 2 reads, window by
 /// window, after mlir-rl-unroll-windows or conv-to-matmul) as a contiguous
@@ -682,7 +754,7 @@ struct LowerVectorOpsPass
     {
       RewritePatternSet patterns(ctx);
       patterns.add<ScalarBroadcastRead>(ctx, /*benefit=*/2);
-      patterns.add<StridedInnerRead>(ctx);
+      patterns.add<StridedInnerRead, InnerBroadcastRead>(ctx);
       // A tile of a strided slice as one strided slice, for StridedInnerRead.
       tensor::populateMergeConsecutiveInsertExtractSlicePatterns(patterns);
       vector::populateVectorReductionToContractPatterns(patterns);

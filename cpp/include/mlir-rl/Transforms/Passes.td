@@ -317,7 +317,8 @@ def LowerVectorOps : Pass<"mlir-rl-lower-vectors"> {
     multi-reductions, so that the LLVM lowering emits vector FMAs. Part of the
     `mlir-rl-lower` pipeline; runs on tensors, before bufferization.
   }];
-  let dependentDialects = ["::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def LowerCopies : Pass<"mlir-rl-lower-copies"> {
