@@ -17,6 +17,9 @@ namespace mlir::rl {
 const std::string &getLoweringPipeline() {
   static const std::string pipeline =
       "builtin.module(mlir-rl-strip-transform-ir,"
+      // A forall that reads only the tiles an earlier one wrote in the
+      // same iteration joins it: one parallel region.
+      "func.func(mlir-rl-fuse-foralls),"
       "func.func(mlir-rl-lower-pack-unpack,canonicalize,mlir-rl-lower-vectors,"
       "lower-vector-mask,lower-vector-multi-reduction),mlir-rl-lower-math,"
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"

@@ -24,6 +24,7 @@ void registerTransformsPassesAndPipelines() {
     registerConvToMatmul();
     registerFlattenElementwise();
     registerFuseElementwise();
+    registerFuseForalls();
     registerLowerCopies();
     registerLowerMath();
     registerLowerPackUnpack();

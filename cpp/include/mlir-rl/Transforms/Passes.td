@@ -262,6 +262,24 @@ def UnitSliceStrides : Pass<"mlir-rl-unit-slice-strides"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def FuseForalls : Pass<"mlir-rl-fuse-foralls"> {
+  let summary = "One parallel region for a forall and the forall that reads its tiles";
+  let description = [{
+    A scheduled function runs each op in an `scf.forall` of its own. Where
+    a forall reads the result of an earlier forall of the same iteration
+    space only through `tensor.extract_slice`s, at its top level, of the
+    tile that forall inserted in the same iteration (the rows of a
+    softmax's exp, of their sum, of the division that reads both; an
+    elementwise chain tiled alike), the two become one forall at the
+    reader's place: the producer's body, then the reader's, which takes the
+    producer's tile directly. A result of the producer that nothing else
+    reads is no longer a shared output: its tiles live in the iteration.
+    Repeated until no forall joins another. Part of `mlir-rl-lower`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def SplitEmptyTensors : Pass<"mlir-rl-split-empty-tensors"> {
   let summary = "One tensor.empty (and one fill) per destination, so that empty-tensor elimination applies";
   let description = [{
