@@ -259,6 +259,141 @@ def test_row_ops_are_scheduled_by_rule_their_accumulator_fills_in_their_tiles():
         "; ".join(f"{op}: {a}" for op, a in by_rule.items())
 
 
+def test_a_softmax_runs_in_one_parallel_region():
+    """The rule's row ops share their row tiles: the lowering's first step
+    (mlir-rl-fuse-foralls) makes one forall of the max's, the exp's, the
+    sum's and the division's, the exp's tile read where it was computed."""
+    ir = run_pass(SOFTMAX, name="softmax",
+                  pipeline_after="func.func(mlir-rl-fuse-foralls)").ir
+    assert ir.count("scf.forall (") == 1, ir
+    assert ir.count("math.exp") == 1
+
+
+# nn.LayerNorm(256) as torch-mlir imports it (a mean and a variance in f64,
+# the mean again in f32, per-row ops over [rows, 1]), weight and bias as
+# arguments.
+LAYER_NORM = """
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0, 0)>
+#map2 = affine_map<(d0, d1) -> (d1)>
+module {
+  func.func @main(%arg0: tensor<64x256xf32>, %cst_1: tensor<256xf32>, %cst_2: tensor<256xf32>) -> tensor<64x256xf32> {
+    %cst = arith.constant 0.000000e+00 : f64
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %cst_3 = arith.constant 1.000000e-05 : f64
+    %cst_4 = arith.constant 2.560000e+02 : f64
+    %cst_5 = arith.constant 2.560000e+02 : f32
+    %0 = tensor.empty() : tensor<64x256xf64>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<64x256xf32>) outs(%0 : tensor<64x256xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %22 = arith.extf %in : f32 to f64
+      linalg.yield %22 : f64
+    } -> tensor<64x256xf64>
+    %2 = tensor.empty() : tensor<64x1xf64>
+    %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<64x1xf64>) -> tensor<64x1xf64>
+    %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%1 : tensor<64x256xf64>) outs(%3 : tensor<64x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x1xf64>
+    %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%4 : tensor<64x1xf64>) outs(%2 : tensor<64x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x1xf64>
+    %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%1, %5 : tensor<64x256xf64>, tensor<64x1xf64>) outs(%0 : tensor<64x256xf64>) {
+    ^bb0(%in: f64, %in_6: f64, %out: f64):
+      %22 = arith.subf %in, %in_6 : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x256xf64>
+    %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%6, %6 : tensor<64x256xf64>, tensor<64x256xf64>) outs(%0 : tensor<64x256xf64>) {
+    ^bb0(%in: f64, %in_6: f64, %out: f64):
+      %22 = arith.mulf %in, %in_6 : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x256xf64>
+    %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%7 : tensor<64x256xf64>) outs(%3 : tensor<64x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.addf %in, %out : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x1xf64>
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%8 : tensor<64x1xf64>) outs(%2 : tensor<64x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %22 = arith.divf %in, %cst_4 : f64
+      linalg.yield %22 : f64
+    } -> tensor<64x1xf64>
+    %10 = tensor.empty() : tensor<64x1xf32>
+    %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%9 : tensor<64x1xf64>) outs(%10 : tensor<64x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %22 = arith.truncf %in : f64 to f32
+      linalg.yield %22 : f32
+    } -> tensor<64x1xf32>
+    %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<64x1xf32>) -> tensor<64x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<64x256xf32>) outs(%12 : tensor<64x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.addf %in, %out : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x1xf32>
+    %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%13 : tensor<64x1xf32>) outs(%10 : tensor<64x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.divf %in, %cst_5 : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x1xf32>
+    %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%11 : tensor<64x1xf32>) outs(%10 : tensor<64x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = arith.truncf %cst_3 : f64 to f32
+      %23 = arith.addf %in, %22 : f32
+      linalg.yield %23 : f32
+    } -> tensor<64x1xf32>
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%15 : tensor<64x1xf32>) outs(%10 : tensor<64x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %22 = math.rsqrt %in : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x1xf32>
+    %17 = tensor.empty() : tensor<64x256xf32>
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %14 : tensor<64x256xf32>, tensor<64x1xf32>) outs(%17 : tensor<64x256xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %22 = arith.subf %in, %in_6 : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x256xf32>
+    %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%18, %16 : tensor<64x256xf32>, tensor<64x1xf32>) outs(%17 : tensor<64x256xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %22 = arith.mulf %in, %in_6 : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x256xf32>
+    %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]} ins(%19, %cst_2 : tensor<64x256xf32>, tensor<256xf32>) outs(%17 : tensor<64x256xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %22 = arith.mulf %in, %in_6 : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x256xf32>
+    %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel"]} ins(%20, %cst_1 : tensor<64x256xf32>, tensor<256xf32>) outs(%17 : tensor<64x256xf32>) {
+    ^bb0(%in: f32, %in_6: f32, %out: f32):
+      %22 = arith.addf %in, %in_6 : f32
+      linalg.yield %22 : f32
+    } -> tensor<64x256xf32>
+    return %21 : tensor<64x256xf32>
+  }
+}
+"""
+
+
+def test_a_layer_norms_per_row_ops_share_its_row_tiles():
+    """Its ops over one value per row (the mean, the variance's scale,
+    1/sqrt(var + eps): loops 64x1) are split by rule as its row ops are
+    (TP(8,0) V; the policy gave them TP(4,0) V), so that the lowering runs
+    the seven foralls as one; outputs equal."""
+    r = run_pass(LAYER_NORM, name="ln")
+    per_row = [op for op, acts in (e.split(": ", 1) for e in
+                                   r.schedule.split("] ", 1)[1].split("; "))
+               if acts == "TP(8,0) V"]
+    assert len(per_row) == 3, r.schedule
+    assert r.ir.count("scf.forall (") == 7
+    fused = run_pass(LAYER_NORM, name="ln", pipeline_after="func.func(mlir-rl-fuse-foralls)")
+    assert fused.ir.count("scf.forall (") == 1
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(r.ir, "ln").time(runs=1, warmup=0, threads=2).outputs, _outputs(LAYER_NORM))
+    assert ok, err
+
+
 # Reductions over outer axes, innermost kept: a sum over axis 0 (rows of 1
 # KiB), a mean's sum over the middle axis of a batch, and a sum of squared
 # deviations from a per-column mean (a second input along the columns).

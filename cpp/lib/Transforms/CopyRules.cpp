@@ -128,6 +128,21 @@ static bool isRowOp(linalg::GenericOp op) {
   return alongRows && next == (reduction ? n - 1 : n);
 }
 
+/// An op that reads a row op's result or whose result a row op reads.
+static bool isPerRowCompanion(Operation *op) {
+  auto isRowGeneric = [](Operation *o) {
+    auto g = dyn_cast_or_null<linalg::GenericOp>(o);
+    return g && g.hasPureTensorSemantics() && isRowOp(g);
+  };
+  for (Value operand : op->getOperands())
+    if (isRowGeneric(operand.getDefiningOp()))
+      return true;
+  for (Operation *user : op->getUsers())
+    if (isRowGeneric(user))
+      return true;
+  return false;
+}
+
 /// A column reduction: a generic whose innermost loop is parallel and which
 /// reduces over outer loops (a sum or mean over axis 0, over a sequence, over
 /// a batch): every input a projected permutation that runs along the
@@ -356,9 +371,17 @@ getCopySchedule(linalg::LinalgOp op, const LegalityConfig &legality,
   }
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   // A copy's rows hold whole vectors; a fill's at least one (its stores
-  // need no aligned loads).
+  // need no aligned loads). So do an elementwise op's, but for one over
+  // one value per row that a row op reads or computes (a layer norm's
+  // mean, its 1/sqrt(var + eps): loops R x 1): it is split as the row ops
+  // are, so that their foralls become one parallel region
+  // (mlir-rl-fuse-foralls); by the policy (TP(4,0) V) an imported layer
+  // norm ran in seven.
+  bool perRow = elementwise && extents.back() == 1 &&
+                isPerRowCompanion(op.getOperation());
   if (llvm::any_of(extents, [](int64_t e) { return e < 1; }) ||
-      extents.back() < lanes || (!fill && extents.back() % lanes != 0))
+      ((extents.back() < lanes || (!fill && extents.back() % lanes != 0)) &&
+       !perRow))
     return std::nullopt;
   // The largest tile candidate dividing `extent` for which `fits` holds.
   auto largest = [&](int64_t extent, auto fits) -> int64_t {
