@@ -20,6 +20,8 @@ const std::string &getLoweringPipeline() {
       // A forall that reads only the tiles an earlier one wrote in the
       // same iteration joins it: one parallel region.
       "func.func(mlir-rl-fuse-foralls),"
+      // linalg.softmax has no lowering of its own.
+      "func.func(mlir-rl-decompose-aggregates),"
       "func.func(mlir-rl-lower-pack-unpack,canonicalize,mlir-rl-lower-vectors,"
       "lower-vector-mask,lower-vector-multi-reduction),mlir-rl-lower-math,"
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"

@@ -43,12 +43,44 @@ namespace mlir::rl {
 #define GEN_PASS_DEF_SPLITEMPTYTENSORS
 #define GEN_PASS_DEF_UNITSLICESTRIDES
 #define GEN_PASS_DEF_LOWERCOPIES
+#define GEN_PASS_DEF_DECOMPOSEAGGREGATES
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
 
 using namespace mlir;
 
 namespace {
+/// An op of AggregatedOpInterface on tensors as its decomposition.
+struct DecomposeAggregatedOp
+    : public OpInterfaceRewritePattern<linalg::AggregatedOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::AggregatedOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    Operation *operation = op.getOperation();
+    if (operation->getNumResults() == 0 ||
+        !llvm::all_of(operation->getOperandTypes(), [](Type t) {
+          return isa<RankedTensorType>(t) || !isa<ShapedType>(t);
+        }))
+      return failure();
+    FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+    if (failed(values))
+      return rewriter.notifyMatchFailure(operation, "no decomposition");
+    rewriter.replaceOp(operation, *values);
+    return success();
+  }
+};
+
+struct DecomposeAggregatesPass
+    : public mlir::rl::impl::DecomposeAggregatesBase<DecomposeAggregatesPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    mlir::rl::populateDecomposeAggregatesPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
 struct StripTransformIRPass
     : public mlir::rl::impl::StripTransformIRBase<StripTransformIRPass> {
   void runOnOperation() override {
@@ -977,3 +1009,7 @@ struct LowerMathPass : public mlir::rl::impl::LowerMathBase<LowerMathPass> {
   }
 };
 } // namespace
+
+void mlir::rl::populateDecomposeAggregatesPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeAggregatedOp>(patterns.getContext());
+}

@@ -247,6 +247,8 @@ struct FuseElementwisePass
       if (foldConstantTransposes)
         patterns.add<FoldTransposeOfConstant>(ctx, /*benefit=*/2);
       patterns.add<GeneralizeElementwiseNamedOp>(ctx);
+      // linalg.softmax as its max, exp, sum and division.
+      mlir::rl::populateDecomposeAggregatesPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

@@ -22,6 +22,7 @@ void registerTransformsPassesAndPipelines() {
     // Every pass of Passes.td but MlirRLPasses' (linalg-rl-schedule,
     // mlir-rl-strip-op-ids).
     registerConvToMatmul();
+    registerDecomposeAggregates();
     registerFlattenElementwise();
     registerFuseElementwise();
     registerFuseForalls();

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
@@ -29,6 +30,11 @@ namespace mlir::rl {
 /// from text (the lowering, the front end) name. Every pass is registered
 /// by registerMlirRlPassesAndPipelines (mlir-rl/Pipeline/Registration.h).
 void registerTransformsPassesAndPipelines();
+
+/// Patterns that rewrite linalg ops of AggregatedOpInterface on tensors
+/// (linalg.softmax) as the linalg ops they stand for (a max, an exp, a sum,
+/// a division: generics the rules and the policy schedule, and that lower).
+void populateDecomposeAggregatesPatterns(RewritePatternSet &patterns);
 
 /// Registers every upstream pass and registerTransformsPassesAndPipelines'
 /// passes, once: before this library runs a pipeline of its own

@@ -262,6 +262,24 @@ def UnitSliceStrides : Pass<"mlir-rl-unit-slice-strides"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def DecomposeAggregates : Pass<"mlir-rl-decompose-aggregates"> {
+  let summary = "linalg.softmax as the linalg ops it stands for";
+  let description = [{
+    LLVM 22 has no lowering of `linalg.softmax` (an op of
+    AggregatedOpInterface): a program holding one failed to compile with
+    "LLVM Translation failed for operation: builtin.unrealized_conversion_cast".
+    This pass rewrites such ops on tensors with their own decomposition
+    (a fill and a max over the dimension, the exp of the difference, a
+    fill and a sum, a division: linalg.generic ops). The front end does the
+    same first (mlir-rl-fuse-elementwise), so that the pass schedules the
+    generics; this first step of `mlir-rl-lower` catches any left.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def FuseForalls : Pass<"mlir-rl-fuse-foralls"> {
   let summary = "One parallel region for a forall and the forall that reads its tiles";
   let description = [{
@@ -430,7 +448,8 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def UntieInits : Pass<"mlir-rl-untie-inits"> {
