@@ -142,21 +142,14 @@ static std::optional<Plan> planFusion(scf::ForallOp producer,
       !sameIterationSpace(producer, consumer))
     return std::nullopt;
   Plan plan;
-  bool readsProducer = false;
   for (OpResult result : producer->getResults()) {
     for (OpOperand &use : result.getUses()) {
       Operation *user = use.getOwner();
       if (!consumer->isAncestor(user)) {
         // A use between the two would see the producer moved past it.
-        if (user->getBlock() == consumer->getBlock() &&
-            user->isBeforeInBlock(consumer))
+        Operation *a = consumer->getBlock()->findAncestorOpInBlock(*user);
+        if (!a || a->isBeforeInBlock(consumer))
           return std::nullopt;
-        if (user->getBlock() != consumer->getBlock() &&
-            !consumer->getBlock()->findAncestorOpInBlock(*user))
-          return std::nullopt;
-        if (Operation *a = consumer->getBlock()->findAncestorOpInBlock(*user))
-          if (a->isBeforeInBlock(consumer))
-            return std::nullopt;
         continue;
       }
       auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
@@ -174,15 +167,12 @@ static std::optional<Plan> planFusion(scf::ForallOp producer,
                       slice.getMixedStrides(), consumer))
         return std::nullopt;
       plan.slices.push_back({slice, result.getResultNumber()});
-      readsProducer = true;
     }
   }
-  if (!readsProducer)
+  if (plan.slices.empty())
     return std::nullopt;
-  // The producer's tiles must be computed from its own iteration alone
-  // (they are, in a forall: its results are not visible inside it), and
-  // its operands must be available where the consumer stands: they are
-  // defined above the producer, which is before the consumer in the block.
+  // The producer's operands are available where the consumer stands: they
+  // are defined above the producer, which is before it in the block.
   return plan;
 }
 
@@ -190,8 +180,8 @@ static std::optional<Plan> planFusion(scf::ForallOp producer,
 /// consumer's reading the producer's tiles directly. Shared outputs of the
 /// producer whose results nothing else reads are dropped: their tiles live
 /// only in the iteration.
-static scf::ForallOp fuse(RewriterBase &rewriter, scf::ForallOp producer,
-                          scf::ForallOp consumer, const Plan &plan) {
+static void fuse(RewriterBase &rewriter, scf::ForallOp producer,
+                 scf::ForallOp consumer, const Plan &plan) {
   unsigned np = producer.getNumResults();
   SmallVector<bool> keep(np);
   for (unsigned i = 0; i < np; ++i)
@@ -215,9 +205,8 @@ static scf::ForallOp fuse(RewriterBase &rewriter, scf::ForallOp producer,
   Operation *terminator = fused.getTerminator();
 
   IRMapping map;
-  for (unsigned r = 0; r < fused.getRank(); ++r) {
+  for (unsigned r = 0; r < fused.getRank(); ++r)
     map.map(producer.getInductionVar(r), fused.getInductionVar(r));
-  }
   unsigned next = 0;
   for (unsigned i = 0; i < np; ++i)
     map.map(producer.getRegionIterArgs()[i],
@@ -257,7 +246,6 @@ static scf::ForallOp fuse(RewriterBase &rewriter, scf::ForallOp producer,
                                   fused->getResult(next++));
   rewriter.replaceOp(consumer, fused->getResults().drop_front(kept));
   rewriter.eraseOp(producer);
-  return fused;
 }
 
 /// The foralls of `block` whose producers join them, until none does.
