@@ -299,6 +299,41 @@ def test_linalg_softmax_is_scheduled_as_its_row_ops_and_equals_numpys():
                                    rtol=1e-5, atol=1e-7)
 
 
+NAMED_SOFTMAX = """
+func.func @main(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %e0 = tensor.empty() : tensor<64x256xf32>
+  %e = linalg.exp ins(%x : tensor<64x256xf32>) outs(%e0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %z = arith.constant 0.0 : f32
+  %s0 = tensor.empty() : tensor<64xf32>
+  %s1 = linalg.fill ins(%z : f32) outs(%s0 : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.reduce { arith.addf } ins(%e : tensor<64x256xf32>) outs(%s1 : tensor<64xf32>) dimensions = [1]
+  %b0 = tensor.empty() : tensor<64x256xf32>
+  %b = linalg.broadcast ins(%s : tensor<64xf32>) outs(%b0 : tensor<64x256xf32>) dimensions = [1]
+  %o0 = tensor.empty() : tensor<64x256xf32>
+  %o = linalg.div ins(%e, %b : tensor<64x256xf32>, tensor<64x256xf32>) outs(%o0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %o : tensor<64x256xf32>
+}
+"""
+
+
+def test_a_softmax_of_named_ops_is_scheduled_as_its_row_ops():
+    """Written with linalg.exp, linalg.reduce, linalg.broadcast and
+    linalg.div: the front end makes generics of them (the reduce too), so
+    the sum is a row op the rules split as the exp and the division are
+    (the policy gave the named reduce TF(32,0) T(8,16) V), and the lowering
+    runs the three in one parallel region; outputs equal."""
+    r = run_pass(NAMED_SOFTMAX, name="softmax")
+    assert "linalg.reduce" not in r.ir
+    assert r.schedule.split("] ", 1)[1] == \
+        "3: TP(8,0) T(2,64) V; 2: TF(8,0) T(2,64) V; 1: V; 0: TP(8,0) T(1,0) V", r.schedule
+    assert run_pass(NAMED_SOFTMAX, name="softmax",
+                    pipeline_after="func.func(mlir-rl-fuse-foralls)").ir.count("scf.forall (") == 1
+    ok, err = mlir_rl.outputs_match(
+        Module.parse(r.ir, "softmax").time(runs=1, warmup=0, threads=2).outputs,
+        _outputs(NAMED_SOFTMAX))
+    assert ok, err
+
+
 # nn.LayerNorm(256) as torch-mlir imports it (a mean and a variance in f64,
 # the mean again in f32, per-row ops over [rows, 1]), weight and bias as
 # arguments.

@@ -63,6 +63,22 @@ struct GeneralizeElementwiseNamedOp
   }
 };
 
+/// A linalg.reduce as the generic it stands for: the rules know a row
+/// reduction (a softmax's max or sum written with linalg.reduce) only as a
+/// generic. As a named op the policy split it in 32-row tiles where the row
+/// ops around it have 64 (512x1024 softmax), and its forall could not join
+/// theirs (mlir-rl-fuse-foralls).
+struct GeneralizeReduce : public OpRewritePattern<linalg::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
 /// A transpose of a constant (a weight: torch-mlir transposes every
 /// nn.Linear weight at run time) becomes the transposed constant, for dense
 /// and for resource (`dense_resource<...>`) constants up to 256 MiB.
@@ -246,7 +262,7 @@ struct FuseElementwisePass
       RewritePatternSet patterns(ctx);
       if (foldConstantTransposes)
         patterns.add<FoldTransposeOfConstant>(ctx, /*benefit=*/2);
-      patterns.add<GeneralizeElementwiseNamedOp>(ctx);
+      patterns.add<GeneralizeElementwiseNamedOp, GeneralizeReduce>(ctx);
       // linalg.softmax as its max, exp, sum and division.
       mlir::rl::populateDecomposeAggregatesPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

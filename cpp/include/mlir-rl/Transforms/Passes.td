@@ -410,7 +410,9 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
   let description = [{
     First step of `mlir-rl-prepare`. All-parallel named ops that read tensors
     (`linalg.add`, `linalg.exp`, `linalg.elementwise`, `linalg.broadcast`,
-    `linalg.transpose`, ...) become `linalg.generic`; then upstream
+    `linalg.transpose`, ...) become `linalg.generic`, and so do
+    `linalg.reduce` (the rules know row reductions as generics) and
+    `linalg.softmax` (its max, exp, sum and division); then upstream
     elementwise fusion merges each producer into its consumer where that
     duplicates no work: the producer has no other user, and the consumer
     reads each of its elements once, unless the producer only moves data (a
