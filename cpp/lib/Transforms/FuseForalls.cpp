@@ -200,7 +200,6 @@ static void fuse(RewriterBase &rewriter, scf::ForallOp producer,
       rewriter, consumer.getLoc(), consumer.getMixedLowerBound(),
       consumer.getMixedUpperBound(), consumer.getMixedStep(), outputs,
       consumer.getMapping());
-  Block *body = fused.getBody();
   // The builder leaves an empty in_parallel terminator.
   Operation *terminator = fused.getTerminator();
 
@@ -257,7 +256,7 @@ static void fuseInBlock(RewriterBase &rewriter, Block &block) {
       auto consumer = dyn_cast<scf::ForallOp>(op);
       if (!consumer)
         continue;
-      // The producers the consumer reads, nearest first.
+      // The producers the consumer reads, in the order it reads them.
       SetVector<scf::ForallOp> producers;
       consumer->walk([&](tensor::ExtractSliceOp slice) {
         if (auto p = slice.getSource().getDefiningOp<scf::ForallOp>())
