@@ -1,6 +1,7 @@
 """compile_function's object cache: the machine code written once, loaded by
 a later compile (no lowering, no code generation) with equal outputs; a file
-that does not load is compiled again and rewritten."""
+that does not load is compiled again and rewritten; a module whose code is
+generated in parts is cached as an archive of them."""
 import numpy as np
 
 from mlir_rl import _core
@@ -46,3 +47,66 @@ def test_the_target_tag_is_a_stable_short_hash():
     tag = _core.jit_target_tag()
     assert tag == _core.jit_target_tag() and len(tag) == 16
     int(tag, 16)
+
+
+def _mlp(batch, dims):
+    """A chain of matmul + tanh layers: large enough that its code is
+    generated in parts."""
+    args = [f"%x: tensor<{batch}x{dims[0]}xf32>"] + [
+        f"%w{i}: tensor<{a}x{b}xf32>" for i, (a, b) in enumerate(zip(dims, dims[1:]))]
+    body, cur = ["  %z = arith.constant 0.0 : f32"], "%x"
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        t = f"tensor<{batch}x{b}xf32>"
+        body += [
+            f"  %e{i} = tensor.empty() : {t}",
+            f"  %c{i} = linalg.fill ins(%z : f32) outs(%e{i} : {t}) -> {t}",
+            f"  %m{i} = linalg.matmul ins({cur}, %w{i} : tensor<{batch}x{a}xf32>, "
+            f"tensor<{a}x{b}xf32>) outs(%c{i} : {t}) -> {t}",
+            f"  %r{i} = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, "
+            f"affine_map<(d0, d1) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\"]}} "
+            f"ins(%m{i} : {t}) outs(%e{i} : {t}) {{\n"
+            f"  ^bb0(%in: f32, %o: f32):\n    %h = math.tanh %in : f32\n    linalg.yield %h : f32\n"
+            f"  }} -> {t}"]
+        cur = f"%r{i}"
+    return (f"func.func @main({', '.join(args)}) -> tensor<{batch}x{dims[-1]}xf32> {{\n"
+            + "\n".join(body) + f"\n  return {cur} : tensor<{batch}x{dims[-1]}xf32>\n}}\n")
+
+
+def _archive_members(data: bytes) -> list[str]:
+    """The member names of a GNU ar archive."""
+    assert data.startswith(b"!<arch>\n")
+    names, pos = [], 8
+    while pos + 60 <= len(data):
+        header = data[pos:pos + 60]
+        size = int(header[48:58])
+        names.append(header[:16].decode().strip().rstrip("/"))
+        pos += 60 + size + (size & 1)
+    return names
+
+
+def test_code_generated_in_parts_is_the_code_of_one_part(tmp_path, monkeypatch):
+    # Code generation works function by function: the parts' code, linked,
+    # computes bit for bit what one object computes; the cache holds the
+    # parts as an archive, which a later compile loads.
+    dims = [48, 80, 112, 64, 96, 40, 72, 56, 88, 104, 24]
+    ir = run_pass(_mlp(32, dims), name="mlp").ir
+    one, parts = tmp_path / "one.o", tmp_path / "parts.o"
+    monkeypatch.setenv("MLIR_RL_JIT_THREADS", "1")
+    single = _core.compile_function(ir, "main", 2, object_cache=str(one))
+    assert one.read_bytes().startswith(b"\x7fELF")
+    monkeypatch.setenv("MLIR_RL_JIT_THREADS", "2")
+    split = _core.compile_function(ir, "main", 2, object_cache=str(parts))
+    members = _archive_members(parts.read_bytes())
+    assert len(members) >= 2 and all(m.startswith("part") for m in members)
+    inputs = single.random_inputs(5)
+    outputs = []
+    for fn in (single, split, _core.compile_function(ir, "main", 2, object_cache=str(parts))):
+        out = np.empty((32, dims[-1]), np.float32)
+        fn(inputs, [out])
+        outputs.append(out)
+    expected = inputs[0].astype(np.float64)
+    for w in inputs[1:]:
+        expected = np.tanh(expected @ w)
+    # Ten layers of float32 sums and tanh: errors compound (3e-4 here).
+    assert np.allclose(outputs[0], expected, rtol=1e-3, atol=1e-3)
+    assert np.array_equal(outputs[1], outputs[0]) and np.array_equal(outputs[2], outputs[0])

@@ -4,18 +4,31 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Object/Archive.h"
+#include "llvm/Object/ArchiveWriter.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,7 +43,9 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <atomic>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 #ifndef MLIR_RL_LLVM_LIBDIR
@@ -258,11 +273,28 @@ struct PackedCall {
   }
 };
 
+/// The machine scheduler builds its dependence graph in time quadratic in
+/// a region's memory operations until they number -dag-maps-huge-region
+/// (1000 by default), then in linear time with coarser dependences. The
+/// fully unrolled vector code of a network has blocks of thousands of
+/// loads and stores: building those graphs was half of VGG-11's and
+/// ResNet-18's code generation (perf: SUnit::addPred 38%). At 100, their
+/// code generation takes half the time; a kernel's code (a matmul, a
+/// convolution: regions of fewer) is byte for byte the same. Left alone
+/// where the process set it (an -mllvm option of a tool).
+constexpr const char *kHugeRegionOption = "dag-maps-huge-region";
+constexpr const char *kHugeRegionValue = "100";
+
 void initializeLLVMOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    auto &options =
+        llvm::cl::getRegisteredOptions();
+    auto it = options.find(kHugeRegionOption);
+    if (it != options.end() && it->second->getNumOccurrences() == 0)
+      (void)it->second->addOccurrence(0, kHugeRegionOption, kHugeRegionValue);
   });
 }
 
@@ -289,38 +321,347 @@ llvm::orc::SymbolMap getPoolSymbols(llvm::orc::MangleAndInterner interner) {
   return map;
 }
 
-/// JIT-compiles the lowered module at -O3 with the runner utils and
-/// OpenMP runtime loaded; null with `error` on failure.
-std::unique_ptr<ExecutionEngine> createEngine(ModuleOp llvmModule,
-                                              std::string &error,
-                                              bool objectDump = false) {
+/// Defines `_mlir_<fn>(void **args)`, which calls `fn` with the values
+/// args[0..n) point to and stores its result, if any, where args[n] points:
+/// the packed convention of ExecutionEngine::invokePacked (PackedCall builds
+/// the array), for the one function we call.
+void addPackedWrapper(llvm::Module &module, llvm::Function &fn) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()},
+                                       /*isVarArg=*/false);
+  auto *wrapper =
+      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                             "_mlir_" + fn.getName(), module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::Value *args = wrapper->getArg(0);
+  SmallVector<llvm::Value *> values;
+  for (auto [i, arg] : llvm::enumerate(fn.args())) {
+    llvm::Value *slot = b.CreateConstGEP1_64(b.getPtrTy(), args, i);
+    values.push_back(
+        b.CreateLoad(arg.getType(), b.CreateLoad(b.getPtrTy(), slot)));
+  }
+  llvm::Value *result = b.CreateCall(&fn, values);
+  if (!result->getType()->isVoidTy()) {
+    llvm::Value *slot =
+        b.CreateConstGEP1_64(b.getPtrTy(), args, fn.arg_size());
+    b.CreateStore(result, b.CreateLoad(b.getPtrTy(), slot));
+  }
+  b.CreateRetVoid();
+}
+
+/// The host's target machine, configured as the JIT configures it (the
+/// host CPU and its features, -O3 code generation): objects it emits link
+/// into an LLJIT built from the same JITTargetMachineBuilder.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine() {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return jtmb.takeError();
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return jtmb->createTargetMachine();
+}
+
+/// `module`'s object code, generated by `tm`; empty with `error` set when
+/// the target cannot emit objects.
+std::unique_ptr<llvm::MemoryBuffer>
+emitObject(llvm::Module &module, llvm::TargetMachine &tm, std::string &error) {
+  SmallVector<char, 0> buffer;
+  {
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr,
+                               llvm::CodeGenFileType::ObjectFile)) {
+      error = "the host target cannot emit object files";
+      return nullptr;
+    }
+    pm.run(module);
+  }
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(
+      std::move(buffer), module.getModuleIdentifier(),
+      /*RequiresNullTerminator=*/false);
+}
+
+/// Modules smaller than this many instructions are not split: a thread's
+/// start and a bitcode round trip cost more than their code generation.
+constexpr size_t kSplitMinInstructions = 4000;
+
+/// How many threads generate code: the CPUs this process may run on
+/// (affinity respected), or $MLIR_RL_JIT_THREADS.
+unsigned getCodegenThreads() {
+  if (const char *env = std::getenv("MLIR_RL_JIT_THREADS"))
+    if (int n = std::atoi(env); n > 0)
+      return n;
+  return std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+}
+
+/// Machine code for the lowered `module` whose entry point is `entry` (with
+/// its packed wrapper): translated to LLVM IR and optimized at -O3 as one
+/// module (as ExecutionEngine does), then, where it is large, split into
+/// parts whose code is generated on `getCodegenThreads()` threads, one
+/// object each. Code generation works function by function, so the split
+/// moves functions between objects and changes no function's code. Null
+/// with `error` on failure.
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+compileToObjects(ModuleOp module, const std::string &entry,
+                 std::string &error) {
   initializeLLVMOnce();
-  MLIRContext *ctx = llvmModule.getContext();
+  MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
-  std::vector<std::string> runtime = getRuntimeLibraries();
-  SmallVector<StringRef> libs(runtime.begin(), runtime.end());
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
-                                               /*sizeLevel=*/0, nullptr);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.sharedLibPaths = libs;
-  engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
-  engineOptions.enableObjectDump = objectDump;
-  auto maybeEngine = ExecutionEngine::create(llvmModule, engineOptions);
-  if (!maybeEngine) {
-    error = "JIT compilation failed: " + llvm::toString(maybeEngine.takeError());
-    return nullptr;
+  auto fail = [&](llvm::Error err) {
+    error = "JIT compilation failed: " + llvm::toString(std::move(err));
+    return failure();
+  };
+  auto tm = createHostTargetMachine();
+  if (!tm)
+    return fail(tm.takeError());
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    error = "JIT compilation failed: the module does not translate to LLVM IR";
+    return failure();
   }
-  std::unique_ptr<ExecutionEngine> engine = std::move(*maybeEngine);
-  // The lowered code's malloc and free: the buffer pool (BufferPool.h).
-  // Before the first lookup, which materializes the code.
-  engine->registerSymbols(getPoolSymbols);
-  engine->initialize();
-  return engine;
+  // Objects in an LLJIT without the ORC runtime run no constructors.
+  if (llvmModule->getNamedGlobal("llvm.global_ctors") ||
+      llvmModule->getNamedGlobal("llvm.global_dtors")) {
+    error = "JIT compilation failed: the module has global constructors or "
+            "destructors, which the JIT does not run";
+    return failure();
+  }
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  llvm::Function *fn = llvmModule->getFunction(entry);
+  if (!fn || fn->isDeclaration()) {
+    error = "cannot find " + entry + " in the lowered module";
+    return failure();
+  }
+  addPackedWrapper(*llvmModule, *fn);
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0, nullptr)(llvmModule.get()))
+    return fail(std::move(err));
+
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  size_t instructions = 0;
+  for (llvm::Function &f : *llvmModule)
+    instructions += f.getInstructionCount();
+  unsigned threads = getCodegenThreads();
+  if (threads <= 1 || instructions < kSplitMinInstructions) {
+    objects.push_back(emitObject(*llvmModule, **tm, error));
+    if (!objects.back())
+      return failure();
+    return objects;
+  }
+  // Two parts a thread: SplitModule balances the parts by size, not by
+  // code generation time, and a thread that finishes early takes the next.
+  // Each part travels as bitcode into an LLVMContext of its own (a context
+  // is not shared between threads).
+  std::vector<SmallVector<char, 0>> bitcode;
+  llvm::SplitModule(
+      *llvmModule, 2 * threads,
+      [&](std::unique_ptr<llvm::Module> part) {
+        bitcode.emplace_back();
+        llvm::raw_svector_ostream os(bitcode.back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false);
+  llvmModule.reset();
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    auto partTm = createHostTargetMachine();
+    for (size_t i; (i = next++) < bitcode.size();) {
+      if (!partTm) {
+        errors[i] = llvm::toString(partTm.takeError());
+        partTm = llvm::createStringError("no target machine");
+        continue;
+      }
+      llvm::LLVMContext partContext;
+      llvm::Expected<std::unique_ptr<llvm::Module>> part =
+          llvm::parseBitcodeFile(
+              llvm::MemoryBufferRef(
+                  StringRef(bitcode[i].data(), bitcode[i].size()),
+                  "part" + std::to_string(i)),
+              partContext);
+      if (!part) {
+        errors[i] = llvm::toString(part.takeError());
+        continue;
+      }
+      (*part)->setModuleIdentifier("part" + std::to_string(i));
+      objects[i] = emitObject(**part, **partTm, errors[i]);
+      bitcode[i] = {};
+    }
+    if (!partTm)
+      llvm::consumeError(partTm.takeError());
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  for (auto [object, err] : llvm::zip(objects, errors))
+    if (!object) {
+      error = "JIT compilation failed: " + err;
+      return failure();
+    }
+  return objects;
+}
+
+/// An LLJIT for the host holding `objects`, their undefined symbols
+/// resolved as ExecutionEngine resolves them: the buffer pool's malloc and
+/// free first, then the runner utils and the OpenMP runtime, then the
+/// process. `what` names the objects in errors.
+FailureOr<std::unique_ptr<llvm::orc::LLJIT>>
+createLinkedJit(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                const std::string &what, std::string &error) {
+  initializeLLVMOnce();
+  auto fail = [&](llvm::Error err) {
+    error = "cannot load " + what + ": " + llvm::toString(std::move(err));
+    return failure();
+  };
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return fail(jtmb.takeError());
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*jtmb))
+                 .create();
+  if (!jit)
+    return fail(jit.takeError());
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  char prefix = (*jit)->getDataLayout().getGlobalPrefix();
+  if (llvm::Error err = main.define(llvm::orc::absoluteSymbols(getPoolSymbols(
+          llvm::orc::MangleAndInterner((*jit)->getExecutionSession(),
+                                       (*jit)->getDataLayout())))))
+    return fail(std::move(err));
+  for (const std::string &lib : getRuntimeLibraries()) {
+    auto gen =
+        llvm::orc::DynamicLibrarySearchGenerator::Load(lib.c_str(), prefix);
+    if (!gen)
+      return fail(gen.takeError());
+    main.addGenerator(std::move(*gen));
+  }
+  auto process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process)
+    return fail(process.takeError());
+  main.addGenerator(std::move(*process));
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
+    if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
+      return fail(std::move(err));
+  return std::move(*jit);
+}
+
+/// The magic an archive of objects starts with (a cache file of several
+/// objects); a cache file of one object is the object itself.
+constexpr llvm::StringLiteral kArchiveMagic = "!<arch>\n";
+
+/// Writes `objects` to `path` (one object as itself, several as an
+/// archive of them), aside and renamed so that a reader never sees half a
+/// file. A failure to write leaves no file: the cache is an optimization.
+void writeObjects(const std::vector<std::unique_ptr<llvm::MemoryBuffer>> &objects,
+                  const std::string &path) {
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return;
+    if (objects.size() == 1) {
+      os << objects.front()->getBuffer();
+    } else {
+      std::vector<llvm::NewArchiveMember> members;
+      std::vector<std::string> names;
+      for (size_t i = 0; i < objects.size(); ++i)
+        names.push_back("part" + std::to_string(i) + ".o");
+      for (size_t i = 0; i < objects.size(); ++i) {
+        llvm::NewArchiveMember m;
+        m.Buf = llvm::MemoryBuffer::getMemBuffer(objects[i]->getMemBufferRef(),
+                                                 false);
+        m.MemberName = names[i];
+        members.push_back(std::move(m));
+      }
+      if (llvm::Error err = llvm::writeArchiveToStream(
+              os, members, llvm::SymtabWritingMode::NoSymtab,
+              llvm::object::Archive::K_GNU, /*Deterministic=*/true,
+              /*Thin=*/false)) {
+        llvm::consumeError(std::move(err));
+        os.close();
+        (void)llvm::sys::fs::remove(tmp);
+        return;
+      }
+    }
+  }
+  if (llvm::sys::fs::rename(tmp, path))
+    (void)llvm::sys::fs::remove(tmp);
+}
+
+/// The objects of a cache file `writeObjects` wrote.
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+readObjects(const std::string &path, std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path);
+  if (!file) {
+    error = "cannot read " + path + ": " + file.getError().message();
+    return failure();
+  }
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  if (!(*file)->getBuffer().starts_with(kArchiveMagic)) {
+    objects.push_back(std::move(*file));
+    return objects;
+  }
+  auto archive = llvm::object::Archive::create((*file)->getMemBufferRef());
+  if (!archive) {
+    error = "cannot read " + path + ": " + llvm::toString(archive.takeError());
+    return failure();
+  }
+  llvm::Error err = llvm::Error::success();
+  for (const llvm::object::Archive::Child &child : (*archive)->children(err)) {
+    llvm::Expected<llvm::MemoryBufferRef> ref = child.getMemoryBufferRef();
+    if (!ref) {
+      error = "cannot read " + path + ": " + llvm::toString(ref.takeError());
+      llvm::consumeError(std::move(err));
+      return failure();
+    }
+    objects.push_back(llvm::MemoryBuffer::getMemBufferCopy(
+        ref->getBuffer(), ref->getBufferIdentifier()));
+  }
+  if (err) {
+    error = "cannot read " + path + ": " + llvm::toString(std::move(err));
+    return failure();
+  }
+  return objects;
+}
+
+/// The lowered `module`'s function `name` compiled (compileToObjects) and
+/// linked (createLinkedJit): its packed entry in `packed`, the JIT that
+/// holds it returned; the objects are handed to `keep` first when given.
+FailureOr<std::unique_ptr<llvm::orc::LLJIT>> compileAndLink(
+    ModuleOp module, const std::string &name, void (*&packed)(void **),
+    std::string &error,
+    llvm::function_ref<void(const std::vector<std::unique_ptr<llvm::MemoryBuffer>> &)>
+        keep = nullptr) {
+  std::string entry = "_mlir_ciface_" + name;
+  FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>> objects =
+      compileToObjects(module, entry, error);
+  if (failed(objects))
+    return failure();
+  if (keep)
+    keep(*objects);
+  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      createLinkedJit(std::move(*objects), "the compiled code", error);
+  if (failed(jit))
+    return failure();
+  auto sym = (*jit)->lookup("_mlir_" + entry);
+  if (!sym) {
+    error = "cannot find " + entry + ": " + llvm::toString(sym.takeError());
+    return failure();
+  }
+  packed = sym->toPtr<void (*)(void **)>();
+  return jit;
 }
 
 using SetThreadsFn = void (*)(int);
@@ -340,8 +681,12 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
                                      const FunctionSignature &sig,
                                      const TimingOptions &options,
                                      std::string &error) {
-  std::unique_ptr<ExecutionEngine> engine = createEngine(llvmModule, error);
-  if (!engine)
+  void (*packed)(void **) = nullptr;
+  // Compiled now, so that the first timed or warm-up call measures
+  // execution only.
+  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      compileAndLink(llvmModule, sig.name, packed, error);
+  if (failed(jit))
     return failure();
   // The OpenMP runtime the JIT loaded: fix its thread count.
   if (SetThreadsFn set = getSetThreads())
@@ -364,15 +709,6 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   PackedCall call(sig, buffers);
   auto releaseOutputs = [&]() { call.releaseResults(sig, buffers); };
 
-  std::string entry = "_mlir_ciface_" + sig.name;
-  // Compile now (the engine materializes code on the first lookup), so
-  // that the first timed or warm-up call measures execution only.
-  if (auto fn = engine->lookupPacked(entry); !fn) {
-    error = "cannot find " + entry + ": " + llvm::toString(fn.takeError());
-    freeAll();
-    return failure();
-  }
-
   TimingResult timing;
   int total = std::max(0, options.warmup) + std::max(1, options.runs);
   int limitRuns = std::max(0, options.warmup) +
@@ -380,11 +716,7 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
   double timedSum = 0;
   for (int run = 0; run < total; ++run) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = engine->invokePacked(entry, call.packed)) {
-      error = "calling " + entry + " failed: " + llvm::toString(std::move(err));
-      freeAll();
-      return failure();
-    }
+    packed(call.packed.data());
     auto stop = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(stop - start).count();
     if (run >= options.warmup) {
@@ -444,17 +776,15 @@ void markArgumentsReadOnly(ModuleOp module) {
 }
 
 struct JitFunction::Engine {
-  // One of them holds the code: compiled here, or loaded from an object.
-  std::unique_ptr<ExecutionEngine> engine;
-  std::unique_ptr<llvm::orc::LLJIT> loaded;
-  std::string entry;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  bool fromObject = false; // loaded from a cache file, not compiled here
   void (*packed)(void **) = nullptr;
   SetThreadsFn setThreads = nullptr;
 };
 
 JitFunction::~JitFunction() = default;
 
-bool JitFunction::isLoaded() const { return engine && engine->loaded; }
+bool JitFunction::isLoaded() const { return engine && engine->fromObject; }
 
 std::string getJitTargetTag() {
   // What the machine code depends on besides the module: the LLVM that
@@ -484,25 +814,15 @@ JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
                      const std::string &objectPath) {
   std::unique_ptr<JitFunction> fn(new JitFunction());
   fn->engine = std::make_unique<Engine>();
-  fn->engine->engine =
-      createEngine(llvmModule, error, /*objectDump=*/!objectPath.empty());
-  if (!fn->engine->engine)
+  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit = compileAndLink(
+      llvmModule, sig.name, fn->engine->packed, error,
+      [&](const std::vector<std::unique_ptr<llvm::MemoryBuffer>> &objects) {
+        if (!objectPath.empty())
+          writeObjects(objects, objectPath);
+      });
+  if (failed(jit))
     return failure();
-  fn->engine->entry = "_mlir_ciface_" + sig.name;
-  auto f = fn->engine->engine->lookupPacked(fn->engine->entry);
-  if (!f) {
-    error = "cannot find " + fn->engine->entry + ": " +
-            llvm::toString(f.takeError());
-    return failure();
-  }
-  fn->engine->packed = *f;
-  if (!objectPath.empty()) {
-    // Written aside and renamed: a reader never sees half an object.
-    std::string tmp = objectPath + ".tmp" + std::to_string(::getpid());
-    fn->engine->engine->dumpToObjectFile(tmp);
-    if (llvm::sys::fs::exists(tmp))
-      (void)llvm::sys::fs::rename(tmp, objectPath);
-  }
+  fn->engine->jit = std::move(*jit);
   fn->engine->setThreads = getSetThreads();
   fn->signature = sig;
   fn->threads = std::max(1, threads);
@@ -512,54 +832,25 @@ JitFunction::compile(ModuleOp llvmModule, const FunctionSignature &sig,
 FailureOr<std::unique_ptr<JitFunction>>
 JitFunction::load(const std::string &objectPath, const FunctionSignature &sig,
                   int threads, std::string &error) {
-  initializeLLVMOnce();
-  auto fail = [&](llvm::Error err) {
-    error = "cannot load " + objectPath + ": " + llvm::toString(std::move(err));
+  FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>> objects =
+      readObjects(objectPath, error);
+  if (failed(objects))
     return failure();
-  };
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
-      llvm::MemoryBuffer::getFile(objectPath);
-  if (!object) {
-    error = "cannot read " + objectPath + ": " + object.getError().message();
+  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      createLinkedJit(std::move(*objects), objectPath, error);
+  if (failed(jit))
+    return failure();
+  std::string entry = "_mlir__mlir_ciface_" + sig.name;
+  auto sym = (*jit)->lookup(entry);
+  if (!sym) {
+    error = "cannot load " + objectPath + ": " + llvm::toString(sym.takeError());
     return failure();
   }
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return fail(jtmb.takeError());
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(std::move(*jtmb))
-                 .create();
-  if (!jit)
-    return fail(jit.takeError());
-  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
-  char prefix = (*jit)->getDataLayout().getGlobalPrefix();
-  // As ExecutionEngine resolves them: the pool's malloc and free first, then
-  // the runner utils and the OpenMP runtime, then the process.
-  if (llvm::Error err = main.define(llvm::orc::absoluteSymbols(getPoolSymbols(
-          llvm::orc::MangleAndInterner((*jit)->getExecutionSession(),
-                                       (*jit)->getDataLayout())))))
-    return fail(std::move(err));
-  for (const std::string &lib : getRuntimeLibraries()) {
-    auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(lib.c_str(), prefix);
-    if (!gen)
-      return fail(gen.takeError());
-    main.addGenerator(std::move(*gen));
-  }
-  auto process =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
-  if (!process)
-    return fail(process.takeError());
-  main.addGenerator(std::move(*process));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(*object)))
-    return fail(std::move(err));
   std::unique_ptr<JitFunction> fn(new JitFunction());
   fn->engine = std::make_unique<Engine>();
-  fn->engine->entry = "_mlir_ciface_" + sig.name;
-  auto sym = (*jit)->lookup("_mlir_" + fn->engine->entry);
-  if (!sym)
-    return fail(sym.takeError());
   fn->engine->packed = sym->toPtr<void (*)(void **)>();
-  fn->engine->loaded = std::move(*jit);
+  fn->engine->jit = std::move(*jit);
+  fn->engine->fromObject = true;
   fn->engine->setThreads = getSetThreads();
   if (!fn->engine->setThreads) {
     error = "cannot load " + objectPath + ": the OpenMP runtime is not loaded";

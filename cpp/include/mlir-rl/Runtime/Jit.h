@@ -1,8 +1,12 @@
 //===- Jit.h - JIT execution and timing -------------------------*- C++ -*-===//
 //
-// Runs a lowered module through mlir::ExecutionEngine: seeded random inputs,
-// warm-up runs, then `runs` timed calls at a fixed OpenMP thread count. The
-// outputs of the last call are returned for comparison with a reference.
+// Compiles a lowered module to machine code and runs it: the module is
+// translated to LLVM IR and optimized at -O3 as a whole, its code generated
+// on as many threads as the process has CPUs ($MLIR_RL_JIT_THREADS), one
+// object per part, and the objects linked into an ORC LLJIT. timeFunction
+// times it on seeded random inputs (warm-up runs, then `runs` timed calls at
+// a fixed OpenMP thread count, the last call's outputs returned for
+// comparison); JitFunction keeps it to call on the caller's buffers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLIR_RL_RUNTIME_JIT_H
@@ -78,7 +82,8 @@ FailureOr<TimingResult> timeFunction(ModuleOp llvmModule,
 class JitFunction {
 public:
   /// JIT-compiles `llvmModule`; with `objectPath`, also writes its machine
-  /// code there (for `load` in another process).
+  /// code there (for `load` in another process): the object, or an archive
+  /// of the objects where its code was generated in parts.
   static FailureOr<std::unique_ptr<JitFunction>>
   compile(ModuleOp llvmModule, const FunctionSignature &signature,
           int threads, std::string &error, const std::string &objectPath = "");
