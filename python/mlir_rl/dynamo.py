@@ -5,7 +5,8 @@
     compiled = mlir_rl.compile(model, example_inputs)     # one graph, weights frozen
 
 The path of a graph: ``torch.export`` (the FX graph) -> torch-mlir's FX
-importer, in a separate process (its MLIR is not ours) -> linalg on tensors
+importer, in a worker process that serves every graph of this one (its MLIR
+is not ours) -> linalg on tensors
 -> ``mlir-rl-prepare`` -> ``linalg-rl-schedule`` (the shipped policy, or
 ``search=K`` with a tuning database) in stock ``mlir-opt-22`` with the plugin
 -> ``mlir-rl-lower`` -> the JIT (``_core.compile_function``) -> a callable on
@@ -35,6 +36,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -157,13 +159,52 @@ def _check_inputs(inputs: Sequence[Any]) -> None:
                              "under torch.no_grad() or torch.inference_mode())")
 
 
+class _Importer:
+    """torch-mlir's FX importer in one worker process for the life of this
+    one (``_torch_mlir_import.py --serve``): a one-shot import spends most
+    of its time importing torch and torch-mlir (BERT layer: 7 s of 10), a
+    worker pays that once. Requests go one at a time. A worker that dies
+    (or was never started) is started again at the next request; a request
+    it cannot answer is made again by a one-shot process, whose error
+    output says why."""
+
+    _lock = threading.Lock()
+    _proc = None
+
+    @classmethod
+    def convert(cls, program: Path, out: Path) -> Optional[tuple[bool, str]]:
+        """(ok, what failed) from the worker, or None where it gave no answer."""
+        with cls._lock:
+            proc = cls._proc
+            if proc is None or proc.poll() is not None:
+                script = Path(__file__).with_name("_torch_mlir_import.py")
+                proc = cls._proc = subprocess.Popen(
+                    [sys.executable, str(script), "--serve"], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            try:
+                proc.stdin.write(json.dumps({"program": str(program), "out": str(out)}) + "\n")
+                proc.stdin.flush()
+                reply = json.loads(proc.stdout.readline())
+            except (OSError, ValueError):  # it died: EOF, a broken pipe
+                proc.kill()
+                cls._proc = None
+                return None
+        return bool(reply["ok"]), reply.get("failed", "")
+
+
 def _import(ep, workdir: Path) -> str:
-    """The exported program as linalg-on-tensors text (torch-mlir, in a
-    separate process)."""
+    """The exported program as linalg-on-tensors text (torch-mlir, in the
+    worker process, or in a process of its own where the worker gave no
+    answer)."""
     import torch
     program = workdir / "program.pt2"
     torch.export.save(ep, program)
     out = workdir / "imported.mlir"
+    answer = _Importer.convert(program, out)
+    if answer is not None and answer[0]:
+        return out.read_text()
+    if answer is not None:
+        raise CompileFailure(f"torch-mlir cannot import the graph: {answer[1] or '(no reason given)'}")
     script = Path(__file__).with_name("_torch_mlir_import.py")
     r = subprocess.run([sys.executable, str(script), str(program), str(out)],
                        capture_output=True, text=True)
@@ -238,7 +279,6 @@ class _progress:
     seconds (a cold compile of a network takes minutes), none when quiet."""
 
     def __init__(self, message: str, quiet: bool = False, after: float = 5.0):
-        import threading
         self.timer = None if quiet else threading.Timer(
             after, lambda: print(message + " ...", file=sys.stderr, flush=True))
 

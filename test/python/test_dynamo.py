@@ -164,6 +164,33 @@ def test_compile_freezes_weights_and_matches_eager():
     assert torch.allclose(y, ry, rtol=1e-4, atol=1e-4)
 
 
+def test_one_import_worker_serves_every_graph_and_a_dead_one_is_replaced(tmp_path):
+    # torch-mlir runs in a worker process that outlives a graph: the second
+    # graph is imported by the first graph's worker; a request it cannot
+    # carry out is answered (and the worker lives on); a worker that died
+    # is started again.
+    def check(m, x):
+        f = mlir_rl.compile(m, [x])
+        assert isinstance(f, D.CompiledGraph)
+        with torch.no_grad():
+            expected = m(x)
+        for got, want in zip(f(x), expected):
+            assert torch.allclose(got, want, rtol=1e-4, atol=1e-4)
+
+    check(_model(ConvBlock), torch.randn(1, 3, 10, 10))
+    worker = D._Importer._proc
+    assert worker is not None and worker.poll() is None
+    check(_model(ConvBlock), torch.randn(1, 3, 12, 12))
+    assert D._Importer._proc is worker and D.stats.compiled == 2
+    ok, failed = D._Importer.convert(tmp_path / "missing.pt2", tmp_path / "out.mlir")
+    assert not ok and failed and D._Importer._proc is worker and worker.poll() is None
+    worker.kill()
+    worker.wait()
+    check(_model(ConvBlock), torch.randn(1, 3, 14, 14))
+    assert D._Importer._proc is not worker and D._Importer._proc.poll() is None
+    assert D.stats.compiled == 3 and D.stats.fallbacks == 0
+
+
 def test_unsupported_dtype_falls_back_with_one_warning():
     def f(x):
         return torch.relu(x) * 2
