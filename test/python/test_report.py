@@ -234,6 +234,18 @@ def test_torch_compile_processes_merge_into_medians_of_medians():
     doc = tc.result_document(merged, runs=3, warmup=1, threads=2, search=0, processes=3)
     assert doc["settings"]["processes"] == 3
     assert doc["kernels"][0]["figures"]["eager"]["median_ms"] == 12.0
+    # The second process's first call: what a new process pays with a warm
+    # disk cache; the report shows it next to the cold compile times.
+    mine = doc["kernels"][0]["figures"]["mlir-rl"]
+    assert m["mlir_rl_new_process_compile_s"] == 1.0 and mine["new_process_compile_s"] == 1.0
+    from mlir_rl.bench import report as R
+    ok = tc.merge_processes([[row([10.0], [5.0])], [row([12.0], [7.0], compile_s=1.0)]])
+    table = R.markdown_table(tc.result_document(ok, runs=1, warmup=1, threads=2, search=0,
+                                                processes=2)).splitlines()
+    assert table[0].endswith("| torch.compile compile s | mlir-rl compile s | "
+                             "mlir-rl compile s, new process |")
+    assert table[2].endswith("| 30.0 | 20.0 | 1.0 |")
+    assert len(table[3].split("|")) == len(table[0].split("|"))  # the geomean row
 
 
 def test_random_suites_are_named_by_their_seed():

@@ -4,7 +4,10 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -381,6 +384,42 @@ emitObject(llvm::Module &module, llvm::TargetMachine &tm, std::string &error) {
       /*RequiresNullTerminator=*/false);
 }
 
+/// Constant globals of nested arrays (a weight of shape [64, 3, 7, 7]) as
+/// flat arrays of their elements, the same bytes: translated, a nested
+/// array is a tree of arrays, one leaf per innermost row (EfficientNet-B0's
+/// weights: millions), which every later walk over constants visits one by
+/// one (module splitting, the inliner's call graph, the asm printer); a
+/// flat one is one array. Users address a global through a pointer and
+/// their own element types, so they are unchanged.
+void flattenConstantArrays(ModuleOp module) {
+  module.walk([](LLVM::GlobalOp global) {
+    auto outer = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+    auto value = dyn_cast_or_null<ElementsAttr>(global.getValueOrNull());
+    if (!outer || !isa<LLVM::LLVMArrayType>(outer.getElementType()) || !value)
+      return;
+    Type element = outer;
+    int64_t count = 1;
+    while (auto array = dyn_cast<LLVM::LLVMArrayType>(element)) {
+      count *= array.getNumElements();
+      element = array.getElementType();
+    }
+    if (element != value.getElementType() || !element.isIntOrFloat() ||
+        element.getIntOrFloatBitWidth() % 8 != 0 ||
+        count != value.getNumElements())
+      return;
+    auto flatType = RankedTensorType::get({count}, element);
+    Attribute flat;
+    if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      flat = dense.reshape(flatType);
+    else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+      flat = DenseResourceElementsAttr::get(flatType, resource.getRawHandle());
+    else
+      return;
+    global.setGlobalType(LLVM::LLVMArrayType::get(element, count));
+    global.setValueAttr(flat);
+  });
+}
+
 /// Modules smaller than this many instructions are not split: a thread's
 /// start and a bitcode round trip cost more than their code generation.
 constexpr size_t kSplitMinInstructions = 4000;
@@ -395,12 +434,13 @@ unsigned getCodegenThreads() {
 }
 
 /// Machine code for the lowered `module` whose entry point is `entry` (with
-/// its packed wrapper): translated to LLVM IR and optimized at -O3 as one
-/// module (as ExecutionEngine does), then, where it is large, split into
-/// parts whose code is generated on `getCodegenThreads()` threads, one
-/// object each. Code generation works function by function, so the split
-/// moves functions between objects and changes no function's code. Null
-/// with `error` on failure.
+/// its packed wrapper): translated to LLVM IR, then, where it is large,
+/// split into parts optimized at -O3 and compiled on `getCodegenThreads()`
+/// threads, one object each; a small module is optimized and compiled
+/// whole. The split loses only inlining across parts: the lowered code's
+/// calls between its functions are to its parallel regions (noinline, see
+/// mlir-rl-outline-parallel-loops) and from its C interface and packed
+/// wrappers. Null with `error` on failure.
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 compileToObjects(ModuleOp module, const std::string &entry,
                  std::string &error) {
@@ -416,6 +456,7 @@ compileToObjects(ModuleOp module, const std::string &entry,
   auto tm = createHostTargetMachine();
   if (!tm)
     return fail(tm.takeError());
+  flattenConstantArrays(module);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext);
@@ -438,9 +479,8 @@ compileToObjects(ModuleOp module, const std::string &entry,
     return failure();
   }
   addPackedWrapper(*llvmModule, *fn);
-  if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, nullptr)(llvmModule.get()))
-    return fail(std::move(err));
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            nullptr);
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
   size_t instructions = 0;
@@ -448,15 +488,17 @@ compileToObjects(ModuleOp module, const std::string &entry,
     instructions += f.getInstructionCount();
   unsigned threads = getCodegenThreads();
   if (threads <= 1 || instructions < kSplitMinInstructions) {
+    if (llvm::Error err = optimize(llvmModule.get()))
+      return fail(std::move(err));
     objects.push_back(emitObject(*llvmModule, **tm, error));
     if (!objects.back())
       return failure();
     return objects;
   }
   // Two parts a thread: SplitModule balances the parts by size, not by
-  // code generation time, and a thread that finishes early takes the next.
-  // Each part travels as bitcode into an LLVMContext of its own (a context
-  // is not shared between threads).
+  // compile time, and a thread that finishes early takes the next. Each
+  // part travels as bitcode into an LLVMContext of its own (a context is
+  // not shared between threads), where it is optimized and compiled.
   std::vector<SmallVector<char, 0>> bitcode;
   llvm::SplitModule(
       *llvmModule, 2 * threads,
@@ -472,10 +514,10 @@ compileToObjects(ModuleOp module, const std::string &entry,
   std::atomic<size_t> next{0};
   auto work = [&]() {
     auto partTm = createHostTargetMachine();
+    std::string tmError = partTm ? "" : llvm::toString(partTm.takeError());
     for (size_t i; (i = next++) < bitcode.size();) {
-      if (!partTm) {
-        errors[i] = llvm::toString(partTm.takeError());
-        partTm = llvm::createStringError("no target machine");
+      if (!tmError.empty()) {
+        errors[i] = tmError;
         continue;
       }
       llvm::LLVMContext partContext;
@@ -490,11 +532,13 @@ compileToObjects(ModuleOp module, const std::string &entry,
         continue;
       }
       (*part)->setModuleIdentifier("part" + std::to_string(i));
+      if (llvm::Error err = optimize(part->get())) {
+        errors[i] = llvm::toString(std::move(err));
+        continue;
+      }
       objects[i] = emitObject(**part, **partTm, errors[i]);
       bitcode[i] = {};
     }
-    if (!partTm)
-      llvm::consumeError(partTm.takeError());
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)

@@ -38,7 +38,10 @@ const std::string &getLoweringPipeline() {
       // CSE makes them self-copies, which canonicalization erases.
       "cse,canonicalize,func.func(mlir-rl-lower-copies),"
       "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "convert-linalg-to-loops,scf-forall-to-parallel,convert-scf-to-openmp,"
+      "convert-linalg-to-loops,scf-forall-to-parallel,"
+      // One function per parallel region: the OpenMP translation's cost
+      // is per region times its function's size.
+      "mlir-rl-outline-parallel-loops,convert-scf-to-openmp,"
       "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
       // After bufferization: its outlined functions are unstructured.
       "convert-math-to-funcs,"

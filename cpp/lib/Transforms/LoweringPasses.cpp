@@ -44,6 +44,7 @@ namespace mlir::rl {
 #define GEN_PASS_DEF_UNITSLICESTRIDES
 #define GEN_PASS_DEF_LOWERCOPIES
 #define GEN_PASS_DEF_DECOMPOSEAGGREGATES
+#define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
 #include "mlir-rl/Transforms/Passes.h.inc"
 } // namespace mlir::rl
 
@@ -971,6 +972,76 @@ bool isApproximatedMathOp(StringRef name) {
                              "log1p", "log2"},
                             name);
 }
+
+/// Whether `op`, defined outside a region that uses its result, is cloned
+/// into the region's function rather than passed to it: a constant or a
+/// global's address (which the code generator then sees as such).
+static bool isClonedIntoOutlined(Operation *op) {
+  return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         op->getNumResults() == 1 &&
+         (op->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(op));
+}
+
+/// `loop` (inside `parent`) moved into a new private function, which is
+/// called in its place.
+static void outlineParallelLoop(scf::ParallelOp loop, func::FuncOp parent,
+                                SymbolTable &symbols) {
+  // What the loop uses from above: its operands and its body's captures.
+  llvm::SetVector<Value> captured;
+  for (Value v : loop->getOperands())
+    captured.insert(v);
+  getUsedValuesDefinedAbove(loop->getRegions(), captured);
+  SmallVector<Value> arguments;
+  SmallVector<Operation *> cloned;
+  for (Value v : captured) {
+    if (Operation *def = v.getDefiningOp(); isClonedIntoOutlined(def)) {
+      if (!llvm::is_contained(cloned, def))
+        cloned.push_back(def);
+      continue;
+    }
+    arguments.push_back(v);
+  }
+  OpBuilder b(loop.getContext());
+  auto type = b.getFunctionType(ValueRange(arguments).getTypes(),
+                                loop->getResultTypes());
+  auto fn = func::FuncOp::create(b, loop.getLoc(),
+                                 (parent.getSymName() + "_parallel").str(), type);
+  fn.setPrivate();
+  fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  symbols.insert(fn); // at the module's end, renamed where the name is taken
+  Block *entry = fn.addEntryBlock();
+  IRMapping map;
+  for (auto [v, arg] : llvm::zip(arguments, entry->getArguments()))
+    map.map(v, arg);
+  b.setInsertionPointToStart(entry);
+  for (Operation *def : cloned)
+    b.clone(*def, map);
+  Operation *copy = b.clone(*loop, map);
+  func::ReturnOp::create(b, loop.getLoc(), copy->getResults());
+  b.setInsertionPoint(loop);
+  auto call = func::CallOp::create(b, loop.getLoc(), fn, arguments);
+  loop->replaceAllUsesWith(call.getResults());
+  loop->erase();
+}
+
+struct OutlineParallelLoopsPass
+    : public mlir::rl::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<std::pair<scf::ParallelOp, func::FuncOp>> loops;
+    for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+        loops.push_back({loop, fn});
+        return WalkResult::skip(); // the loops inside it stay in it
+      });
+    }
+    for (auto [loop, fn] : loops)
+      outlineParallelLoop(loop, fn, symbols);
+  }
+};
 
 struct LowerMathPass : public mlir::rl::impl::LowerMathBase<LowerMathPass> {
   void runOnOperation() override {

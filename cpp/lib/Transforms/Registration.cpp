@@ -31,6 +31,7 @@ void registerTransformsPassesAndPipelines() {
     registerLowerPackUnpack();
     registerLowerVectorOps();
     registerMarkManualDeallocation();
+    registerOutlineParallelLoops();
     registerPackRhs();
     registerPadToTiles();
     registerPrepare();

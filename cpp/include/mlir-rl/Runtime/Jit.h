@@ -1,9 +1,10 @@
 //===- Jit.h - JIT execution and timing -------------------------*- C++ -*-===//
 //
 // Compiles a lowered module to machine code and runs it: the module is
-// translated to LLVM IR and optimized at -O3 as a whole, its code generated
-// on as many threads as the process has CPUs ($MLIR_RL_JIT_THREADS), one
-// object per part, and the objects linked into an ORC LLJIT. timeFunction
+// translated to LLVM IR; a large one is split into parts optimized at -O3
+// and compiled on as many threads as the process has CPUs
+// ($MLIR_RL_JIT_THREADS), one object each, a small one optimized and
+// compiled whole; the objects are linked into an ORC LLJIT. timeFunction
 // times it on seeded random inputs (warm-up runs, then `runs` timed calls at
 // a fixed OpenMP thread count, the last call's outputs returned for
 // comparison); JitFunction keeps it to call on the caller's buffers.
