@@ -27,26 +27,26 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Object/Archive.h"
 #include "llvm/Object/ArchiveWriter.h"
-#include "llvm/Support/SmallVectorMemoryBuffer.h"
-#include "llvm/Support/Threading.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/Utils/SplitModule.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
-#include "llvm/TargetParser/Host.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
-#include <atomic>
 #include <random>
 #include <thread>
 #include <unistd.h>
@@ -293,8 +293,7 @@ void initializeLLVMOnce() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    auto &options =
-        llvm::cl::getRegisteredOptions();
+    auto &options = llvm::cl::getRegisteredOptions();
     auto it = options.find(kHugeRegionOption);
     if (it != options.end() && it->second->getNumOccurrences() == 0)
       (void)it->second->addOccurrence(0, kHugeRegionOption, kHugeRegionValue);
