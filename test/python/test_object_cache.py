@@ -110,3 +110,50 @@ def test_code_generated_in_parts_is_the_code_of_one_part(tmp_path, monkeypatch):
     # Ten layers of float32 sums and tanh: errors compound (3e-4 here).
     assert np.allclose(outputs[0], expected, rtol=1e-3, atol=1e-3)
     assert np.array_equal(outputs[1], outputs[0]) and np.array_equal(outputs[2], outputs[0])
+
+
+def _with_resource_weight(w: np.ndarray) -> str:
+    """x @ w with w a dense_resource constant, as torch-mlir imports weights
+    (the blob: its alignment as 4 little-endian bytes, then the data)."""
+    k, n = w.shape
+    blob = (np.uint32(4).tobytes() + w.astype(np.float32).tobytes()).hex()
+    return f"""func.func @main(%x: tensor<4x{k}xf32>) -> tensor<4x{n}xf32> {{
+  %w = arith.constant dense_resource<weight> : tensor<{k}x{n}xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x{n}xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<4x{n}xf32>) -> tensor<4x{n}xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<4x{n}xf32>) -> tensor<4x{n}xf32>
+  return %r : tensor<4x{n}xf32>
+}}
+{{-#
+  dialect_resources: {{
+    builtin: {{
+      weight: "0x{blob}"
+    }}
+  }}
+#-}}
+"""
+
+
+def test_a_cached_object_is_loaded_without_its_weights_and_compiled_again_with_them(tmp_path):
+    # The signature of a program whose object is cached is read from its
+    # text without the resource section (the weights); where the object does
+    # not load, the whole text is compiled again, weights included.
+    w = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    ir = run_pass(_with_resource_weight(w), name="resource").ir
+    assert "dialect_resources" in ir
+    obj = tmp_path / "resource.o"
+    first = _core.compile_function(ir, "main", 2, object_cache=str(obj))
+    x = first.random_inputs(1)
+    expected = x[0].astype(np.float64) @ w
+    outputs = []
+    for fresh in (False, True):
+        if fresh:
+            obj.write_bytes(obj.read_bytes()[:100])  # does not load: compiled again
+        fn = _core.compile_function(ir, "main", 2, object_cache=str(obj))
+        assert fn.from_object != fresh
+        out = np.empty((4, 16), np.float32)
+        fn(x, [out])
+        outputs.append(out)
+    for out in outputs:
+        assert np.allclose(out, expected, rtol=1e-4, atol=1e-4)
