@@ -157,3 +157,47 @@ def test_a_cached_object_is_loaded_without_its_weights_and_compiled_again_with_t
         outputs.append(out)
     for out in outputs:
         assert np.allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+# Found by `mlir-rl fuzz --seed 9404` (program 395): convert-math-to-funcs'
+# helper for math.ipowi is a linkonce_odr definition; split into parts, the
+# part holding it dropped it as unused while the part calling it had a
+# declaration ("Symbols not found: __mlir_math_ipowi_i64").
+IPOWI_CHAIN = """func.func @main(%arg0: tensor<100x48xi64>, %arg1: tensor<100x11xi64>) -> (tensor<100x11xi64>, tensor<100x11xi64>) {
+  %n0_e = tensor.empty() : tensor<100x48xi64>
+  %n0 = linalg.copy ins(%arg0 : tensor<100x48xi64>) outs(%n0_e : tensor<100x48xi64>) -> tensor<100x48xi64>
+  %n1_cacc = arith.constant 0 : i64
+  %n1_eacc = tensor.empty() : tensor<100xi64>
+  %n1_acc = linalg.fill ins(%n1_cacc : i64) outs(%n1_eacc : tensor<100xi64>) -> tensor<100xi64>
+  %n1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%n0 : tensor<100x48xi64>) outs(%n1_acc : tensor<100xi64>) {
+  ^bb0(%n1_i0: i64, %n1_o0: i64):
+    %n1_q = arith.muli %n1_i0, %n1_i0 : i64
+    %n1_s = arith.addi %n1_q, %n1_o0 : i64
+    linalg.yield %n1_s : i64
+  } -> tensor<100xi64>
+  %n2_e = tensor.empty() : tensor<100x11xi64>
+  %n2 = linalg.broadcast ins(%n1 : tensor<100xi64>) outs(%n2_e : tensor<100x11xi64>) dimensions = [1]
+  %n3_e = tensor.empty() : tensor<100x11xi64>
+  %n3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%n2 : tensor<100x11xi64>) outs(%n3_e : tensor<100x11xi64>) {
+  ^bb0(%n3_i0: i64, %n3_o0: i64):
+    %n3b_two = arith.constant 2 : i64
+    %n3b_y = math.ipowi %n3_i0, %n3b_two : i64
+    linalg.yield %n3b_y : i64
+  } -> tensor<100x11xi64>
+  %n4_e = tensor.empty() : tensor<100x11xi64>
+  %n4 = linalg.map { arith.subi } ins(%n3, %arg1 : tensor<100x11xi64>, tensor<100x11xi64>) outs(%n4_e : tensor<100x11xi64>)
+  return %n4, %n2 : tensor<100x11xi64>, tensor<100x11xi64>
+}
+"""
+
+
+def test_a_helper_function_survives_the_split_into_parts(monkeypatch):
+    monkeypatch.setenv("MLIR_RL_JIT_THREADS", "2")
+    ir = run_pass(IPOWI_CHAIN, name="ipowi", schedule="[mlir-rl-fuse-elementwise,canonicalize,"
+                  "cse,mlir-rl-untie-empties] 3: V").ir
+    fn = _core.compile_function(ir, "main", 2)
+    x, y = fn.random_inputs(7)
+    out = [np.empty((100, 11), np.int64), np.empty((100, 11), np.int64)]
+    fn([x, y], out)
+    sums = np.broadcast_to((x * x).sum(axis=1)[:, None], (100, 11))
+    assert np.array_equal(out[0], sums * sums - y) and np.array_equal(out[1], sums)

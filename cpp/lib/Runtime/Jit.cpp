@@ -498,6 +498,15 @@ compileToObjects(ModuleOp module, const std::string &entry,
   // compile time, and a thread that finishes early takes the next. Each
   // part travels as bitcode into an LLVMContext of its own (a context is
   // not shared between threads), where it is optimized and compiled.
+  // A part's -O3 drops the discardable definitions it does not call
+  // (linkonce_odr: convert-math-to-funcs' helpers, __mlir_math_ipowi_i64)
+  // while the parts that call them hold only declarations: such
+  // definitions are made external first (found by the fuzzer).
+  for (llvm::GlobalValue &gv : llvmModule->global_values())
+    if (!gv.isDeclaration() && (gv.hasLinkOnceLinkage() || gv.hasWeakLinkage())) {
+      gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
   std::vector<SmallVector<char, 0>> bitcode;
   llvm::SplitModule(
       *llvmModule, 2 * threads,
