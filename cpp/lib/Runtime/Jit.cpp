@@ -352,14 +352,20 @@ void addPackedWrapper(llvm::Module &module, llvm::Function &fn) {
   b.CreateRetVoid();
 }
 
-/// The host's target machine, configured as the JIT configures it (the
-/// host CPU and its features, -O3 code generation): objects it emits link
-/// into an LLJIT built from the same JITTargetMachineBuilder.
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine() {
+/// The JIT's target: the host CPU and its features, -O3 code generation.
+/// The target machines that emit objects and the LLJIT that links them are
+/// built from it.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> getHostMachineBuilder() {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (jtmb)
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return jtmb;
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine() {
+  auto jtmb = getHostMachineBuilder();
   if (!jtmb)
     return jtmb.takeError();
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   return jtmb->createTargetMachine();
 }
 
@@ -565,19 +571,20 @@ compileToObjects(ModuleOp module, const std::string &entry,
 /// An LLJIT for the host holding `objects`, their undefined symbols
 /// resolved as ExecutionEngine resolves them: the buffer pool's malloc and
 /// free first, then the runner utils and the OpenMP runtime, then the
-/// process. `what` names the objects in errors.
+/// process; the packed entry of function `name` (addPackedWrapper) in
+/// `packed`. `what` names the objects in errors.
 FailureOr<std::unique_ptr<llvm::orc::LLJIT>>
 createLinkedJit(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                const std::string &name, void (*&packed)(void **),
                 const std::string &what, std::string &error) {
   initializeLLVMOnce();
   auto fail = [&](llvm::Error err) {
     error = "cannot load " + what + ": " + llvm::toString(std::move(err));
     return failure();
   };
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  auto jtmb = getHostMachineBuilder();
   if (!jtmb)
     return fail(jtmb.takeError());
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*jtmb))
                  .create();
@@ -604,6 +611,10 @@ createLinkedJit(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
   for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
     if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
       return fail(std::move(err));
+  auto sym = (*jit)->lookup("_mlir__mlir_ciface_" + name);
+  if (!sym)
+    return fail(sym.takeError());
+  packed = sym->toPtr<void (*)(void **)>();
   return std::move(*jit);
 }
 
@@ -703,17 +714,8 @@ FailureOr<std::unique_ptr<llvm::orc::LLJIT>> compileAndLink(
     return failure();
   if (keep)
     keep(*objects);
-  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit =
-      createLinkedJit(std::move(*objects), "the compiled code", error);
-  if (failed(jit))
-    return failure();
-  auto sym = (*jit)->lookup("_mlir_" + entry);
-  if (!sym) {
-    error = "cannot find " + entry + ": " + llvm::toString(sym.takeError());
-    return failure();
-  }
-  packed = sym->toPtr<void (*)(void **)>();
-  return jit;
+  return createLinkedJit(std::move(*objects), name, packed, "the compiled code",
+                         error);
 }
 
 using SetThreadsFn = void (*)(int);
@@ -888,19 +890,12 @@ JitFunction::load(const std::string &objectPath, const FunctionSignature &sig,
       readObjects(objectPath, error);
   if (failed(objects))
     return failure();
-  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit =
-      createLinkedJit(std::move(*objects), objectPath, error);
-  if (failed(jit))
-    return failure();
-  std::string entry = "_mlir__mlir_ciface_" + sig.name;
-  auto sym = (*jit)->lookup(entry);
-  if (!sym) {
-    error = "cannot load " + objectPath + ": " + llvm::toString(sym.takeError());
-    return failure();
-  }
   std::unique_ptr<JitFunction> fn(new JitFunction());
   fn->engine = std::make_unique<Engine>();
-  fn->engine->packed = sym->toPtr<void (*)(void **)>();
+  FailureOr<std::unique_ptr<llvm::orc::LLJIT>> jit = createLinkedJit(
+      std::move(*objects), sig.name, fn->engine->packed, objectPath, error);
+  if (failed(jit))
+    return failure();
   fn->engine->jit = std::move(*jit);
   fn->engine->fromObject = true;
   fn->engine->setThreads = getSetThreads();
