@@ -696,9 +696,35 @@ def test_a_tiling_that_splits_a_panel_gives_way_to_the_register_tile_before_it()
     reference = _outputs(MATMUL)
     m = _shipped("1: TP(32,0,0) T(8,8,8) V; 0: TP(32,64) V")
     assert m.schedule.startswith("[mlir-rl-pack-rhs"), m.schedule
-    # (The 8 columns taken as the panel: its 8-row block may stay.)
-    assert re.search(r"\b2: T[PF]\(32,0,0,0\) T\(0,1,0,0\) (T\(\d+,0,0,0\) )?T\(\d+,0,0,8\) V",
+    # (The 8 columns taken as the panel: its 8-row block may stay; the
+    # decided reduction step of 8, or 4 where 8 steps of B would not fit
+    # the register file beside the accumulators.)
+    assert re.search(r"\b2: T[PF]\(32,0,0,0\) T\(0,1,0,0\) (T\(\d+,0,0,0\) )?T\(\d+,0,0,[48]\) V",
                      m.schedule), m.schedule
+    assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0]
+
+
+def test_a_packed_register_tile_and_its_b_vectors_fit_the_register_file():
+    """The B vectors of every reduction step of a packed matmul's register
+    tile are loaded ahead of its FMAs: accumulators, those vectors and a
+    broadcast must fit the host's vector registers (an 8x32 tile with 8
+    steps on AVX-512 spilled), unless the step is already down to 4.
+    Decided here with a step of 8 (T(8,32,8)); outputs equal."""
+    from mlir_rl.core import legality
+    reference = _outputs(MATMUL)
+    m = _shipped("1: TP(32,64,0) T(8,32,8) V; 0: TP(32,64) V")
+    assert m.schedule.startswith("[mlir-rl-pack-rhs"), m.schedule
+    tile = re.search(r"\b2: .*T\((\d+),0,0,0\) T\(0,0,0,(\d+)\) V", m.schedule)
+    assert tile, m.schedule
+    rows, step = int(tile.group(1)), int(tile.group(2))
+    lg = legality()
+    lanes = lg["vector_register_bits"] // 32
+    vectors = -(-32 // lanes) if lanes < 32 else 1  # a panel of 32 columns
+    panel = re.search(r"tensor<\d+x\d+x(\d+)xf32>", m.ir())
+    if panel:
+        vectors = max(1, int(panel.group(1)) // lanes)
+    assert step == 4 or (rows + step) * vectors + 1 <= lg["vector_registers"], (m.schedule, lg)
+    assert step >= 4, m.schedule
     assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0]
 
 

@@ -389,7 +389,18 @@ translatePackedSchedule(const std::vector<Action> &plain,
   auto registerTile = [&](const Sizes &extent,
                           bool) -> std::optional<std::vector<Sizes>> {
     int64_t r = getRegisterTileRows(extent[0], vectorsPerRow, budget);
-    int64_t kr = getRegisterTileDepth(*decided, 2, extent[3], r * NB, legality);
+    // The B vectors of every step are loaded ahead of the FMAs: with the
+    // accumulators and a broadcast they must fit the register file, else
+    // the tile spills (an 8x32 tile on AVX-512, 16 accumulators, 8 steps:
+    // 32 vectors; steps of 4 ran a BERT-base layer 1.10x faster, its
+    // 128x768x3072 matmul 1.07x, one process, Sapphire Rapids, 2026-12-02).
+    // Not below 4 (AVX2: a packed matmul ran the same at 4 and 8).
+    int64_t most = 8;
+    while (most > 4 && legality.vectorRegisters > 0 &&
+           (r + most) * vectorsPerRow + 1 > legality.vectorRegisters)
+      most /= 2;
+    int64_t kr =
+        getRegisterTileDepth(*decided, 2, extent[3], r * NB, legality, most);
     int64_t rows = r < extent[0] ? r : 0, depth = kr < extent[3] ? kr : 0;
     if (panelsOutside && extent[1] > 1 && rows != 0)
       return std::vector<Sizes>{Sizes{0, 1, 0, 0}, Sizes{rows, 0, 0, depth}};
