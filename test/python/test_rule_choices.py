@@ -719,10 +719,10 @@ def test_a_packed_register_tile_and_its_b_vectors_fit_the_register_file():
     rows, step = int(tile.group(1)), int(tile.group(2))
     lg = legality()
     lanes = lg["vector_register_bits"] // 32
-    vectors = -(-32 // lanes) if lanes < 32 else 1  # a panel of 32 columns
-    panel = re.search(r"tensor<\d+x\d+x(\d+)xf32>", m.ir())
-    if panel:
-        vectors = max(1, int(panel.group(1)) // lanes)
+    # B's panels ([N / NB, K, NB]) are two vector registers wide.
+    panel = re.search(r"tensor<\d+x512x(\d+)xf32>", m.ir())
+    assert panel, "no panels of B in the IR"
+    vectors = max(1, int(panel.group(1)) // lanes)
     assert step == 4 or (rows + step) * vectors + 1 <= lg["vector_registers"], (m.schedule, lg)
     assert step >= 4, m.schedule
     assert mlir_rl.outputs_match(_outputs(m.ir()), reference)[0]
