@@ -172,12 +172,16 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     candidate fully. ``candidates``: schedules measured first, in addition
     to the budget, measured without a cut (e.g. a policy's own schedule,
     so that the best is at least as good as it). ``local``: then up to this
-    many more measurements climbing from the best: its ``neighbours`` are
+    many more measurements climbing from the best (where none beat the
+    unscheduled program, the fastest measured): its ``neighbours`` are
     measured in order and the first faster one becomes the best, until none
     is faster or the budget is spent (random samples rarely reach a good
     schedule's exact sizes; one step at a time from a good one often does)."""
     rng = random.Random(seed)
     best, best_s, speedups, seen = "", 1.0, [], set()
+    # The fastest measured schedule, faster than unscheduled or not: the
+    # climb starts there when none is (a loaded machine, a tiny program).
+    top, top_s = "", 0.0
 
     def draws():
         # The candidates are measured in full: a cut one (a slow first call
@@ -189,10 +193,12 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
             yield SAMPLERS[sampler](Module.parse(text, name, front_end=True), rng), cut_at
     def improves(sched: str, cut: Optional[float]) -> bool:
         """Measure ``sched`` (once); True if it is the new best."""
-        nonlocal best, best_s
+        nonlocal best, best_s, top, top_s
         seen.add(sched)
         s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut))
         speedups.append(s)
+        if s > top_s:
+            top, top_s = sched, s
         if s > best_s:
             best, best_s = sched, s
             return True
@@ -201,10 +207,10 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     for sched, cut in draws():
         if sched and sched not in seen:
             improves(sched, cut)
-    spent, climbing = 0, bool(best)
+    spent, climbing = 0, bool(best or top)
     while climbing and spent < local:
         climbing = False
-        for sched in neighbours(text, name, best):
+        for sched in neighbours(text, name, best or top):
             if spent >= local:
                 break
             if sched in seen:
