@@ -29,7 +29,7 @@ int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
 }
 
 /// The deepest reduction step of a plain matmul's register tile (a packed
-/// one's: 8). On AVX2 (2026-11-29), steps of 4 against 8: a 4x64x256x128
+/// one's: 8, or 4 where 8 would not fit the registers). On AVX2 (2026-11-29), steps of 4 against 8: a 4x64x256x128
 /// batch matmul (4x16 tiles) 1.10x faster, 1x1024x1024, 2x768x3072 and
 /// 4x1024x1024 matmuls 1.4x, 1.3x and 1.7x; against the policy's 32,
 /// 1.25-1.5x. A packed 3136x2304x256 matmul ran the same at 4 and 8.
@@ -392,13 +392,12 @@ translatePackedSchedule(const std::vector<Action> &plain,
     // The B vectors of every step are loaded ahead of the FMAs: with the
     // accumulators and a broadcast they must fit the register file, else
     // the tile spills (an 8x32 tile on AVX-512, 16 accumulators, 8 steps:
-    // 32 vectors; steps of 4 ran a BERT-base layer 1.10x faster, its
-    // 128x768x3072 matmul 1.07x, one process, Sapphire Rapids, 2026-12-02).
+    // 33 vectors; steps of 4 ran a BERT-base layer 1.11x faster, a
+    // 128x768x3072 matmul 1.14x, one process, Sapphire Rapids, 2026-12-02).
     // Not below 4 (AVX2: a packed matmul ran the same at 4 and 8).
-    int64_t most = 8;
-    while (most > 4 && legality.vectorRegisters > 0 &&
-           (r + most) * vectorsPerRow + 1 > legality.vectorRegisters)
-      most /= 2;
+    bool eightFit = legality.vectorRegisters <= 0 ||
+                    (r + 8) * vectorsPerRow + 1 <= legality.vectorRegisters;
+    int64_t most = eightFit ? 8 : 4;
     int64_t kr =
         getRegisterTileDepth(*decided, 2, extent[3], r * NB, legality, most);
     int64_t rows = r < extent[0] ? r : 0, depth = kr < extent[3] ? kr : 0;
