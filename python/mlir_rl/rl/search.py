@@ -178,10 +178,10 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
     is faster or the budget is spent (random samples rarely reach a good
     schedule's exact sizes; one step at a time from a good one often does)."""
     rng = random.Random(seed)
-    best, best_s, speedups, seen = "", 1.0, [], set()
     # The fastest measured schedule, faster than unscheduled or not: the
-    # climb starts there when none is (a loaded machine, a tiny program).
-    top, top_s = "", 0.0
+    # climb starts there also when none is (a loaded machine, a tiny
+    # program); it is the best only if it is.
+    top, top_s, speedups, seen = "", 0.0, [], set()
 
     def draws():
         # The candidates are measured in full: a cut one (a slow first call
@@ -192,25 +192,24 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
         for _ in range(budget):
             yield SAMPLERS[sampler](Module.parse(text, name, front_end=True), rng), cut_at
     def improves(sched: str, cut: Optional[float]) -> bool:
-        """Measure ``sched`` (once); True if it is the new best."""
-        nonlocal best, best_s, top, top_s
+        """Measure ``sched`` (once); True if it is the new best (faster
+        than every earlier one and than the unscheduled program)."""
+        nonlocal top, top_s
         seen.add(sched)
         s = measurer.speedup(text, measurer.measure(text, sched, cut_at=cut))
         speedups.append(s)
+        best = s > max(top_s, 1.0)
         if s > top_s:
             top, top_s = sched, s
-        if s > best_s:
-            best, best_s = sched, s
-            return True
-        return False
+        return best
 
     for sched, cut in draws():
         if sched and sched not in seen:
             improves(sched, cut)
-    spent, climbing = 0, bool(best or top)
+    spent, climbing = 0, bool(top)
     while climbing and spent < local:
         climbing = False
-        for sched in neighbours(text, name, best or top):
+        for sched in neighbours(text, name, top):
             if spent >= local:
                 break
             if sched in seen:
@@ -219,7 +218,9 @@ def search(measurer, name: str, text: str, budget: int, sampler: str = "structur
             if improves(sched, cut_at):
                 climbing = True
                 break
-    return SearchResult(name, best, best_s, len(seen), speedups)
+    if top_s <= 1.0:  # the unscheduled program is the floor
+        top, top_s = "", 1.0
+    return SearchResult(name, top, top_s, len(seen), speedups)
 
 
 @dataclass
