@@ -8,6 +8,11 @@ one process, outputs compared (a developer's aid).
       --models vgg11,mobilenet_v2 --option mlir-rl-fuse-elementwise:thin-matmul-rows=0,16
   .venv/bin/python scripts/compare_prepare_option.py \
       --models bert_layer --option linalg-rl-schedule:pack-constant-rhs=false,true
+  .venv/bin/python scripts/compare_prepare_option.py \
+      --models gru_cell --option mlir-rl-fuse-elementwise:thin-constant-rows=1,16
+
+An option of one of mlir-rl-prepare's steps runs those steps with the option
+set, then the pass with its front-end stages off.
 
 --models also takes .mlir files (kernels; prepared the same way).
 
@@ -23,7 +28,8 @@ from pathlib import Path
 import mlir_rl
 from mlir_rl.bench.peers import model_file
 from mlir_rl.bench.timing import time_alternating
-from mlir_rl.core import Module
+from mlir_rl import _core
+from mlir_rl.core import PIPELINE_STAGES, Module
 from mlir_rl.passes import run_pass
 from mlir_rl.paths import opt_path
 
@@ -42,6 +48,12 @@ def main() -> None:
     values = values.split(",")
     pipe = mlir_rl.prepare_pipeline()
     of_schedule = pass_name == "linalg-rl-schedule"
+    # An option of one of mlir-rl-prepare's steps: those steps as a pipeline,
+    # and the pass told not to run the front end again (its stages off).
+    front_end_off = []
+    if not of_schedule and pass_name not in pipe:
+        pipe = _core.front_end_steps()
+        front_end_off = [f"{s.replace('_', '-')}=false" for s in PIPELINE_STAGES[:4]]
     assert of_schedule or pass_name in pipe, f"{pass_name} is not in {pipe}"
     for model in args.models.split(","):
         text = (Path(model).read_text() if model.endswith(".mlir")
@@ -52,7 +64,7 @@ def main() -> None:
             p = pipe if of_schedule else pipe.replace(pass_name, f"{pass_name}{{{name}={v}}}", 1)
             prepared = subprocess.run([str(opt_path()), "-p", p], input=text,
                                       capture_output=True, text=True, check=True).stdout
-            extra = [f"{name}={v}"] if of_schedule else []
+            extra = [f"{name}={v}"] if of_schedule else front_end_off
             irs[v] = run_pass(prepared, model=args.model, name=model, extra=extra).ir
             print(f"  {model}: {name}={v} prepared and scheduled ({time.time() - t0:.0f} s)",
                   file=sys.stderr, flush=True)

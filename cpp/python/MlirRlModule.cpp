@@ -546,6 +546,9 @@ NB_MODULE(_core, m) {
   m.def("prepare_pipeline", &getPreparePipelineText,
         "The textual front end for imported IR (registered as "
         "mlir-rl-prepare).");
+  m.def("front_end_steps", &getFrontEndStepsText,
+        "The passes mlir-rl-prepare runs, as pipeline text (without its "
+        "mark on the module).");
   m.def(
       "prepare",
       [](const std::string &text, const std::string &name) {

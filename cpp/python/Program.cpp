@@ -871,6 +871,11 @@ std::string getLoweringPipelineText() { return getLoweringPipeline(); }
 
 std::string getPreparePipelineText() { return getPreparePipeline(); }
 
+std::string getFrontEndStepsText() {
+  return "builtin.module(" +
+         formatPassSteps(getFrontEndSteps(FrontEndOptions())) + ")";
+}
+
 /// `text` parsed, rewritten in place by `rewrite`, printed into `out`.
 static bool rewriteText(
     const std::string &text, const std::string &bufferName,

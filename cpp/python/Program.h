@@ -318,6 +318,8 @@ bool computePriorLogitsBatch(const std::string &name, const float *observations,
 /// The textual lowering pipeline.
 std::string getLoweringPipelineText();
 std::string getPreparePipelineText();
+/// The front end's steps as pipeline text (what mlir-rl-prepare runs).
+std::string getFrontEndStepsText();
 
 /// `text` through the mlir-rl-prepare pipeline (false: `error` says why).
 bool prepareText(const std::string &text, const std::string &bufferName,
