@@ -567,6 +567,24 @@ NB_MODULE(_core, m) {
       "`text` (a module) through mlir-rl-prepare: elementwise chains fused, "
       "pads folded into their producers, one init per consumer.");
   m.def(
+      "prepare_with",
+      [](const std::string &text, const std::string &steps,
+         const std::string &name) {
+        std::string out, error;
+        bool ok;
+        {
+          nb::gil_scoped_release release;
+          ok = prepareTextWith(text, name, steps, out, error);
+        }
+        if (!ok)
+          throw nb::value_error(("cannot prepare " + name + ":\n" + error)
+                                    .c_str());
+        return out;
+      },
+      "text"_a, "steps"_a, "name"_a = "<input>",
+      "`text` through `steps` (front_end_steps() with options changed) "
+      "instead of mlir-rl-prepare, marked as prepared all the same.");
+  m.def(
       "front_end",
       [](const std::string &text, const std::string &name,
          const PipelineSettings &settings) {

@@ -17,6 +17,7 @@
 #include "mlir-rl/Tuning/OpUnit.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -895,6 +896,35 @@ static bool rewriteText(
 bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error) {
   return rewriteText(text, bufferName, prepareModule, out, error);
+}
+
+bool prepareTextWith(const std::string &text, const std::string &bufferName,
+                     const std::string &steps, std::string &out,
+                     std::string &error) {
+  return rewriteText(
+      text, bufferName,
+      [&](ModuleOp module, std::string &err) -> LogicalResult {
+        if (module->hasAttr(kFrontEndAttrName))
+          return success();
+        // The runner registers the passes the steps name.
+        auto run = getPassManagerRunner(module, err);
+        OpPassManager pm(ModuleOp::getOperationName());
+        std::string parseError;
+        llvm::raw_string_ostream os(parseError);
+        StringRef body = steps;
+        if (!(body.consume_front("builtin.module(") && body.consume_back(")")))
+          body = steps;
+        if (failed(parsePassPipeline(body, pm, os))) {
+          err = "cannot parse the front end's steps '" + steps + "': " +
+                parseError;
+          return failure();
+        }
+        if (failed(run(pm)))
+          return failure();
+        module->setAttr(kFrontEndAttrName, UnitAttr::get(module.getContext()));
+        return success();
+      },
+      out, error);
 }
 
 bool frontEndText(const std::string &text, const std::string &bufferName,

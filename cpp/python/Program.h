@@ -324,6 +324,12 @@ std::string getFrontEndStepsText();
 /// `text` through the mlir-rl-prepare pipeline (false: `error` says why).
 bool prepareText(const std::string &text, const std::string &bufferName,
                  std::string &out, std::string &error);
+/// `text` through `steps` (a pipeline of the front end's passes, as
+/// getFrontEndStepsText's with options changed) instead of mlir-rl-prepare,
+/// the module marked as prepared all the same.
+bool prepareTextWith(const std::string &text, const std::string &bufferName,
+                     const std::string &steps, std::string &out,
+                     std::string &error);
 
 /// `text` through the pipeline's front end only (what the decisions are
 /// taken on), without scheduling anything (false: `error` says why).

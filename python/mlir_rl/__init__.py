@@ -25,6 +25,7 @@ from mlir_rl.core import (  # noqa: F401
     default_model_path,
     format_schedule,
     front_end,
+    front_end_steps,
     layout,
     legality,
     lowering_pipeline,

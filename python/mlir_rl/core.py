@@ -195,12 +195,24 @@ def prepare_pipeline() -> str:
     return _core.prepare_pipeline()
 
 
-def prepare(text: str, name: str = "<input>") -> str:
+def prepare(text: str, name: str = "<input>", steps: Optional[str] = None) -> str:
     """``text`` through ``mlir-rl-prepare``: elementwise chains fused into one
     op, pads folded into their producers, one init per consumer. Run it on
-    imported models before scheduling. Raises ScheduleError if the text does
-    not parse or the pipeline fails."""
+    imported models before scheduling. ``steps``: the front end's passes as
+    pipeline text instead (``front_end_steps()`` with options changed); the
+    module is marked as prepared all the same. Raises ScheduleError if the
+    text does not parse or the pipeline fails."""
+    if steps is not None:
+        try:
+            return _core.prepare_with(text, steps, name)
+        except ValueError as e:
+            raise ScheduleError(str(e)) from None
     return _prepare_text(text, name)
+
+
+def front_end_steps() -> str:
+    """The passes ``mlir-rl-prepare`` runs, as pipeline text."""
+    return _core.front_end_steps()
 
 
 #: The schedule pipeline's stages, as linalg-rl-schedule's options of the

@@ -360,6 +360,120 @@ def test_one_generic_im2col_copy_gives_equal_outputs(conv, mlir_rl_opt):
     _check_im2col(conv, text, after, lambda k: 1)
 
 
+SHIFTED_CONVS = [  # stride 1, one image, channels of whole vectors, an output at least
+    # 4x as wide as the window's extra columns: shifted-window matmuls
+    ("nhwc_hwcf", 1, 8, 10, 6, 3, 1, 1, "f32"), ("nhwc_fhwc", 1, 16, 11, 8, 3, 1, 1, "f32"),
+    ("nhwc_hwcf", 1, 8, 20, 4, 3, 1, 2, "f32"), ("nhwc_hwcf", 1, 8, 11, 3, 2, 1, 1, "f64"),
+    ("nhwc_fhwc", 1, 8, 21, 5, 5, 1, 1, "i32"), ("nchw_fchw", 1, 8, 10, 16, 3, 1, 1, "f32"),
+]
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["argument", "constant"])
+@pytest.mark.parametrize("conv", SHIFTED_CONVS, ids=lambda c: "-".join(map(str, c)))
+def test_convolutions_as_shifted_window_matmuls_keep_their_outputs(conv, constant, mlir_rl_opt):
+    """shifted-min-bytes=0: a stride-1 convolution of one image (NHWC, or
+    NCHW as NHWC pixel rows) becomes one matmul per filter tap over shifted
+    rows of its input, no im2col copy; a constant filter becomes one [C, F]
+    constant per tap. Outputs equal, unscheduled and scheduled by the
+    policy; with the default threshold these small ones keep im2col."""
+    text = _conv(*conv)
+    _, n, c, size, f, k, stride, dilation, elt = conv
+    if constant:
+        wtype = re.search(r"%w: (tensor<[^>]+>)", text).group(1)
+        dims = [int(d) for d in wtype[7:-1].split("x")[:-1]]
+        values = np.arange(np.prod(dims)) * 7919 % 101 - 50  # no two taps alike
+        lit = ", ".join(f"{v}.0" if elt.startswith("f") else str(v) for v in values)
+        text = text.replace(f", %w: {wtype})", ")").replace(
+            "  %z = ", f"  %w = arith.constant dense<[{lit}]> : tensor<{np.prod(dims)}x{elt}>\n  %z = ")
+        flat_w = f"tensor<{np.prod(dims)}x{elt}>"
+        text = text.replace("  %z = ", f"  %w4 = tensor.expand_shape %w [[0, 1, 2, 3]] output_shape "
+                            f"[{', '.join(map(str, dims))}] : {flat_w} into {wtype}\n  %z = ", 1)
+        text = text.replace("ins(%x, %w :", "ins(%x, %w4 :")
+    def prepared(option):
+        return subprocess.run(
+            [mlir_rl_opt, "-p", f"builtin.module(mlir-rl-fuse-elementwise,canonicalize,cse,"
+             f"mlir-rl-conv-to-matmul{{{option}}},canonicalize,cse)"],
+            input=text, capture_output=True, text=True, check=True).stdout
+    after = prepared("shifted-min-bytes=0")
+    assert "linalg.conv_2d" not in after
+    names = _names(after)
+    assert names.count("linalg.matmul") == k * k, after
+    # No im2col: only the layout's transposes are copies (NCHW: input,
+    # result; and the filter when it is not a constant).
+    copies = [o for o in mlir_rl.Module.parse(after).ops()
+              if o.kind == "generic" and "r" not in o.iterators]
+    layout_copies = (2 if conv[0] == "nchw_fchw" else 0) + (
+        0 if constant or conv[0] == "nhwc_hwcf" else 1)
+    assert len(copies) == layout_copies, after
+    if constant:
+        assert len(re.findall(rf"arith.constant dense<.*> : tensor<{c}x{f}x{elt}>", after)) == k * k
+    _assert_same_outputs(text, after)
+    assert "linalg.matmul" not in prepared("")
+
+
+@pytest.mark.slow
+def test_random_shifted_window_convolutions_keep_their_outputs_under_random_schedules():
+    """Seeded random convolutions that take shifted-window matmuls (layouts,
+    windows of 2 to 5 taps a side, dilations, 8 to 24 channels, 1 to 64
+    filters, a bias init), prepared with the fuzzer's any-size steps,
+    scheduled by mask-legal random decisions and by the policy: every
+    output equal to the unscheduled program's (the fuzzer's programs rarely
+    qualify: stride 1, one image, channels of whole vectors, a wide
+    output)."""
+    import random
+    from mlir_rl.fuzz.worker import Spec, prepare_steps
+    steps = prepare_steps(Spec("prepared", 1))
+    rng = random.Random(11)
+    for trial in range(6):
+        layout = rng.choice(["nhwc_hwcf", "nhwc_fhwc", "nchw_fchw"])
+        k, d = rng.randint(2, 5), rng.choice([1, 1, 2])
+        c, f = rng.choice([8, 16, 24]), rng.randint(1, 64)
+        size = (k - 1) * d * 5 + rng.randint(0, 6)
+        text = _conv(layout, 1, c, size, f, k, 1, d)
+        if trial % 2:  # a bias broadcast as the init, not a fill
+            o = re.search(r"-> (tensor<[^>]+>) \{", text).group(1)
+            text = text.replace("  %f = linalg.fill ins(%z : f32) outs(%e : " + o + ") -> " + o,
+                                "  %f = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> "
+                                "(a, b, c, d)>], iterator_types = [\"parallel\", \"parallel\", "
+                                "\"parallel\", \"parallel\"]} outs(%e : " + o + ") {\n"
+                                "  ^bb0(%out: f32):\n    %i = linalg.index 1 : index\n"
+                                "    %ii = arith.index_cast %i : index to i32\n"
+                                "    %v = arith.sitofp %ii : i32 to f32\n    linalg.yield %v : f32\n"
+                                "  } -> " + o)
+        after = mlir_rl.prepare(text, steps=steps)
+        # One matmul per tap (pad-to-tiles may split each in two where F is odd).
+        matmuls = _names(after).count("linalg.matmul")
+        assert matmuls in (k * k, 2 * k * k), (layout, k, d, c, f, size, matmuls)
+        ref = _outputs(text)
+        for seed in (1, 2):
+            m = mlir_rl.Module.parse(after)
+            m.schedule_with_policy(decisions="random", seed=seed)
+            ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=2, seed=3).outputs, ref)
+            assert ok, (layout, k, d, c, f, size, m.schedule, err)
+        m = mlir_rl.Module.parse(after)
+        m.schedule_with_policy()
+        ok, err = mlir_rl.outputs_match(m.time(runs=1, warmup=0, threads=2, seed=3).outputs, ref)
+        assert ok, (layout, k, d, c, f, size, m.schedule, err)
+
+
+@pytest.mark.parametrize("conv", [("nhwc_hwcf", 1, 8, 9, 6, 3, 1, 1, "f32"),
+                                  ("nhwc_hwcf", 1, 8, 20, 6, 3, 2, 1, "f32"),
+                                  ("nhwc_hwcf", 2, 8, 20, 6, 3, 1, 1, "f32"),
+                                  ("nhwc_hwcf", 1, 4, 20, 6, 3, 1, 1, "f32"),
+                                  ("nhwc_hwcf", 1, 8, 20, 80, 3, 1, 1, "f32")],
+                         ids=["narrow", "stride-2", "batch-2", "4-channels", "80-filters"])
+def test_convolutions_that_shifted_windows_do_not_serve_keep_im2col(conv, mlir_rl_opt):
+    """Whatever the threshold: a 7-wide output of a 3x3 window (2 extra
+    columns of 9 computed), a stride of 2, a batch of 2, channels that are
+    no whole vector, and more than shifted-max-filters (64) filters keep
+    the im2col copy and one matmul."""
+    after = subprocess.run(
+        [mlir_rl_opt, "-p", "builtin.module(mlir-rl-conv-to-matmul{shifted-min-bytes=0},"
+         "canonicalize,cse)"], input=_conv(*conv), capture_output=True, text=True,
+        check=True).stdout
+    assert "linalg.matmul" not in after and "linalg.conv_2d" not in after, after
+
+
 PIXEL_ROW_CONVS = [  # NCHW with channels in whole vectors (8; a 1x1 stride-1 one and one
     # with 3 channels are left NCHW)
     ("nchw_fchw", 1, 8, 10, 16, 3, 1, 1, "f32"), ("nchw_fchw", 2, 16, 9, 8, 3, 2, 1, "f32"),

@@ -76,4 +76,44 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
   return {};
 }
 
+TypedAttr sliceConstant(Attribute value, int64_t offset,
+                        RankedTensorType outType, StringRef keySuffix) {
+  Type elt = outType.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0 ||
+      offset < 0)
+    return {};
+  size_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  size_t size = (size_t)outType.getNumElements() * bytes;
+  size_t start = (size_t)offset * bytes;
+  auto slice = [&](ArrayRef<char> raw) -> std::optional<ArrayRef<char>> {
+    if (start + size > raw.size())
+      return std::nullopt;
+    return raw.slice(start, size);
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.getElementType() != elt)
+      return {};
+    if (dense.isSplat())
+      return dense.resizeSplat(outType);
+    std::optional<ArrayRef<char>> part = slice(dense.getRawData());
+    if (!part)
+      return {};
+    return DenseElementsAttr::getFromRawBuffer(outType, *part);
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    AsmResourceBlob *blob = handle.getBlob();
+    if (!blob || resource.getType().getElementType() != elt)
+      return {};
+    std::optional<ArrayRef<char>> part = slice(blob->getData());
+    if (!part)
+      return {};
+    return DenseResourceElementsAttr::get(
+        outType, (handle.getKey() + keySuffix).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            *part, blob->getDataAlignment(), /*dataIsMutable=*/false));
+  }
+  return {};
+}
+
 } // namespace mlir::rl

@@ -23,7 +23,7 @@ from typing import Optional
 
 from mlir_rl.cli.args import option
 from mlir_rl.fuzz.programs import FuzzProgram, GenConfig, program_for
-from mlir_rl.fuzz.worker import FAILURES, Spec, Worker, WorkerConfig
+from mlir_rl.fuzz.worker import FAILURES, Spec, Worker, WorkerConfig, prepare_steps
 
 
 @dataclass
@@ -62,7 +62,7 @@ def specs_for(cfg: FuzzConfig, index: int) -> list[Spec]:
     if not cfg.no_baselines:
         specs += [Spec("heuristic"), Spec("uniform", base + 12)]
     if not cfg.no_prepared:
-        specs.append(Spec("prepared"))
+        specs += [Spec("prepared"), Spec("prepared", 1)]
     return specs
 
 
@@ -264,7 +264,14 @@ def _reproducer(f: Failure, program: FuzzProgram, schedule: str, path: Path) -> 
              f"// program {program.origin}: {program.describe()}",
              f"// found by the {f.spec.label()} schedule" +
              (f" (stage {f.stage})" if f.stage else "")]
-    if f.spec.source == "prepared":
+    if f.spec.source == "prepared" and f.spec.seed:
+        steps = prepare_steps(f.spec)
+        lines += [f"// the schedule of the prepared program (greedy policy): {schedule}",
+                  f"// prepared with: {steps}",
+                  "// reproduce: mlir-rl-opt --pass-pipeline='" + steps[:-1] +
+                  f",linalg-rl-schedule{{fuse-elementwise=false rewrite-windows=false "
+                  f"pad-to-tiles=false flatten-elementwise=false}},mlir-rl-lower)' {path.name}"]
+    elif f.spec.source == "prepared":
         lines += [f"// the schedule of the prepared program (greedy policy): {schedule}",
                   f"// reproduce: mlir-rl bench {path.name} --prepare --runs 1",
                   "// or: mlir-opt-22 --load-pass-plugin=$(mlir-rl plugin-path) "
@@ -304,7 +311,7 @@ def shrink_failures(failures: list[Failure], cfg: FuzzConfig, wcfg: WorkerConfig
             program, schedule = f.program, f.schedule
             if f.spec.source == "prepared":
                 sh = _Shrinker(worker, wcfg, f.status, time.monotonic() + cfg.shrink_seconds,
-                               spec=Spec("prepared"))
+                               spec=f.spec)
                 if sh.fails(program, ""):
                     program = sh.run_nodes(program)
                     f.shrunk = {"reproduces": True, "tests": sh.tests,

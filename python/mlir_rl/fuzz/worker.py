@@ -27,7 +27,9 @@ class Spec:
     policy (sampled with a seed, or greedy), the pass's other decision
     sources (``heuristic``; ``uniform``: decisions=random with a seed), the
     greedy policy on the program through mlir-rl-prepare first
-    (``prepared``, the models' path), or an explicit text."""
+    (``prepared``, the models' path; seed 1: with the rewrites that pay
+    only at sizes the fuzzer does not reach taken at any size, see
+    ``prepare_steps``), or an explicit text."""
 
     source: str              # random | sampled | greedy | heuristic | uniform | prepared | explicit
     seed: int = 0
@@ -36,6 +38,8 @@ class Spec:
     def label(self) -> str:
         if self.source in ("random", "sampled", "uniform"):
             return f"{self.source}:{self.seed}"
+        if self.source == "prepared" and self.seed:
+            return "prepared:any-size"
         return self.source
 
 
@@ -173,13 +177,26 @@ def _schedule(m, spec: Spec, cfg: WorkerConfig, tell) -> dict:
     return {"declined": len(info["warnings"])}
 
 
+def prepare_steps(spec: Spec) -> Optional[str]:
+    """The front end of a ``prepared`` spec: mlir-rl-prepare's (seed 0), or
+    its steps with the rewrites that only pay at sizes the fuzzer's programs
+    do not reach taken at any size (seed 1: convolutions as shifted-window
+    matmuls, ``shifted-min-bytes=0``)."""
+    import mlir_rl
+    if not spec.seed:
+        return None
+    steps = mlir_rl.front_end_steps()
+    assert "mlir-rl-conv-to-matmul," in steps, steps
+    return steps.replace("mlir-rl-conv-to-matmul,", "mlir-rl-conv-to-matmul{shifted-min-bytes=0},", 1)
+
+
 def _run_pair(text: str, spec: Spec, cfg: WorkerConfig, reference, seen: set, tell) -> dict:
     import mlir_rl
     t0 = time.perf_counter()
     if spec.source == "prepared":
         tell({"stage": "prepare"})
         try:
-            m = mlir_rl.Module.parse(mlir_rl.prepare(text))
+            m = mlir_rl.Module.parse(mlir_rl.prepare(text, steps=prepare_steps(spec)))
         except mlir_rl.ScheduleError as e:
             return {"schedule": "", "status": "error", "detail": f"prepare failed: {e}"}
     else:
@@ -190,8 +207,9 @@ def _run_pair(text: str, spec: Spec, cfg: WorkerConfig, reference, seen: set, te
     if "status" in out:
         result.update(status=out["status"], detail=out["detail"])
         return result
-    # A prepared program's op ids are its own: its schedules are not the others'.
-    key = ("prepared: " if spec.source == "prepared" else "") + schedule
+    # A prepared program's op ids are its own: its schedules are not the
+    # others'; the two front ends' programs are one where they are the same.
+    key = (f"prepared {hash(m.source)}: " if spec.source == "prepared" else "") + schedule
     if key in seen:
         result["status"] = "duplicate"
         return result

@@ -55,6 +55,13 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
                             ArrayRef<int64_t> perm, RankedTensorType outType,
                             StringRef keySuffix);
 
+/// The `outType`-sized run of a constant's elements (dense or
+/// dense_resource, row-major) that starts at element `offset`, as an
+/// attribute of `outType` (a resource gets the input's key with
+/// `keySuffix`); null where transposeConstant's would be.
+TypedAttr sliceConstant(Attribute value, int64_t offset,
+                        RankedTensorType outType, StringRef keySuffix);
+
 /// Columns in a panel for elements of `elementType`: two vector registers
 /// of `legality`'s register file (16 f32 on AVX2, 32 on AVX-512); 0 when
 /// the register file is unknown.
