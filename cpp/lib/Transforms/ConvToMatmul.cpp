@@ -545,7 +545,7 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
 /// `minBytes` (-1: never) and whose padded width computes at most a quarter
 /// more columns than it keeps. The im2col copy costs the same for any
 /// number of filters, the matmul in proportion to them: few filters are
-/// where it shows (one process, AMD EPYC Zen 4, 2 threads, 2026-12-02,
+/// where it shows (one process, AMD EPYC Zen 5, 2 threads, 2026-12-02,
 /// im2col vs shifted: 3x3 192->64 at 64x64 4.49 vs 3.34 ms, 64->64 at 64x64
 /// 1.32 vs 1.08, 32->32 at 112x112 1.65 vs 1.08; 64->64 at 56x56, 7 MiB of
 /// im2col, 1.01 vs 0.95; with 128 to 512 filters no gain: 64->128 at

@@ -163,7 +163,7 @@ void readThinMatmulWeightsByRow(Operation *root, int64_t maxRows,
     // A constant weight read [K, N] is packed into panels at compile time
     // by the rules, which stream it contiguously for any number of rows:
     // only a matrix-vector product whose weight stays in cache does better
-    // reading it [N, K] (AMD EPYC Zen 4, 2 threads, one process, 16
+    // reading it [N, K] (AMD EPYC Zen 5, 2 threads, one process, 16
     // alternating rounds, 2026-12-02: [N, K] against packed [K, N], 1x2048
     // by 2048x1000 0.149 vs 0.272 ms, 1x3072x1024 0.144 vs 0.231; 16 MiB and
     // more the other way: 1x1024x4096 0.536 vs 0.138, 1x4096x4096 4.77 vs

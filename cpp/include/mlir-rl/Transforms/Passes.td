@@ -453,7 +453,7 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
     matrix-vector product) and only up to `thin-constant-bytes` (12 MiB):
     packed, the 16 rows of a GRU cell's 16x512 by 512x3072 product ran
     2.8x faster than [N, K], and a 1x4096 by 4096x4096 one 2.7x, while a
-    1x2048 by 2048x1000 classifier ran 1.8x faster [N, K] (AMD EPYC Zen 4,
+    1x2048 by 2048x1000 classifier ran 1.8x faster [N, K] (AMD EPYC Zen 5,
     2 threads).
   }];
   let options = [
