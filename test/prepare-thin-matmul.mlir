@@ -55,8 +55,9 @@ func.func @rows17(%x: tensor<17x2xf32>) -> tensor<17x3xf32> {
 // CHECK-SAME:      ins(%{{.+}}, %[[CST]] : tensor<1x3xf32>, tensor<2x3xf32>)
 // OFF-LABEL:   func.func @kn_constant
 // OFF:           linalg.matmul
+// Over thin-constant-bytes, 2 columns (no whole vector of 16): still [N, K].
 // BYTES-LABEL: func.func @kn_constant
-// BYTES:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x3xf32>, tensor<3x2xf32>)
+// BYTES:         linalg.generic
 func.func @kn_constant(%x: tensor<1x3xf32>) -> tensor<1x2xf32> {
   %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
   %zero = arith.constant 0.0 : f32
@@ -82,4 +83,23 @@ func.func @rows2_constant(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {
   %f = linalg.fill ins(%zero : f32) outs(%o : tensor<2x3xf32>) -> tensor<2x3xf32>
   %y = linalg.matmul ins(%x, %wt : tensor<2x2xf32>, tensor<2x3xf32>) outs(%f : tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
+}
+
+// A matrix-vector product over a constant weight of 16 columns larger than
+// thin-constant-bytes (here 16 bytes): transposed at compile time to
+// [K, N] and packed by the rules, not read [N, K].
+// CHECK-LABEL: func.func @wide_constant
+// CHECK:         linalg.generic
+// BYTES-LABEL: func.func @wide_constant
+// BYTES-NOT:     linalg.transpose
+// BYTES:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x2xf32>, tensor<2x16xf32>)
+func.func @wide_constant(%x: tensor<1x2xf32>) -> tensor<1x16xf32> {
+  %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0], [10.0, 11.0], [12.0, 13.0], [14.0, 15.0], [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0], [24.0, 25.0], [26.0, 27.0], [28.0, 29.0], [30.0, 31.0]]> : tensor<16x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16xf32>
+  %wt = linalg.transpose ins(%w : tensor<16x2xf32>) outs(%e : tensor<2x16xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<1x2xf32>, tensor<2x16xf32>) outs(%f : tensor<1x16xf32>) -> tensor<1x16xf32>
+  return %y : tensor<1x16xf32>
 }

@@ -450,7 +450,8 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
     weight row contiguously. A constant weight, which the rules pack into
     panels at compile time, is read [N, K] (transposed at compile time)
     only by a matmul of at most `thin-constant-rows` rows (1: a
-    matrix-vector product) and only up to `thin-constant-bytes` (12 MiB):
+    matrix-vector product) and only up to `thin-constant-bytes` (12 MiB)
+    unless its columns are no multiple of 16 (the rules' register tiles):
     packed, the 16 rows of a GRU cell's 16x512 by 512x3072 product ran
     2.8x faster than [N, K], and a 1x4096 by 4096x4096 one 2.7x, while a
     1x2048 by 2048x1000 classifier ran 1.8x faster [N, K] (AMD EPYC Zen 5,
@@ -476,8 +477,9 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
            "rows">,
     Option<"thinConstantBytes", "thin-constant-bytes", "int64_t",
            /*default=*/"12582912",
-           "... and a constant weight of at most this many bytes (12 MiB: "
-           "larger ones stream faster packed)">,
+           "... and a constant weight of at most this many bytes, or of "
+           "columns not a multiple of 16 (12 MiB: larger ones stream faster "
+           "packed)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
