@@ -631,11 +631,7 @@ FailureOr<Operation *> rewriteConvAsShiftedMatmuls(RewriterBase &rewriter,
                    ? w
                    : transposeValue(rewriter, loc, w, {1, 2, 3, 0}, "_hwcf");
   // Reshapes keep the elements' order (a filter imported flat).
-  Value source = hwcf;
-  while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-      source.getDefiningOp()))
-    source = source.getDefiningOp()->getOperand(0);
-  auto cst = source.getDefiningOp<arith::ConstantOp>();
+  auto cst = rl::skipReshapes(hwcf).getDefiningOp<arith::ConstantOp>();
   auto tapType = RankedTensorType::get({s.c, s.f}, elt);
   Operation *last = nullptr;
   for (int64_t kh = 0; kh < s.kh; ++kh) {
@@ -744,13 +740,7 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
   // Reshapes keep the elements' order: a reshaped constant (a lifted 1-D
   // convolution's filter) or fill (its accumulator) is seen through; else
   // the filter was transposed, the fill copied, at run time.
-  auto throughReshapes = [](Value x) {
-    while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-        x.getDefiningOp()))
-      x = x.getDefiningOp()->getOperand(0);
-    return x;
-  };
-  if (auto cst = throughReshapes(v).getDefiningOp<arith::ConstantOp>()) {
+  if (auto cst = rl::skipReshapes(v).getDefiningOp<arith::ConstantOp>()) {
     Attribute value = cst.getValue();
     if (auto dense = dyn_cast<DenseElementsAttr>(value))
       value = dense.reshape(t);
@@ -760,8 +750,8 @@ Value transposeValue(RewriterBase &rewriter, Location loc, Value v,
   }
   Value empty =
       tensor::EmptyOp::create(rewriter, loc, shape, t.getElementType());
-  if (auto fill = throughReshapes(v).getDefiningOp<linalg::FillOp>()) {
-    if (throughReshapes(fill.getOutputs()[0]).getDefiningOp<tensor::EmptyOp>())
+  if (auto fill = rl::skipReshapes(v).getDefiningOp<linalg::FillOp>()) {
+    if (rl::skipReshapes(fill.getOutputs()[0]).getDefiningOp<tensor::EmptyOp>())
       return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
           .getResult(0);
   }
