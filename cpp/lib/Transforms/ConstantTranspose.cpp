@@ -42,6 +42,38 @@ std::vector<char> transposeBytes(ArrayRef<char> in, ArrayRef<int64_t> shape,
   return out;
 }
 
+/// `value` (dense or dense_resource elements) rebuilt as an attribute of
+/// `outType` from the bytes `rebuild` makes of its raw data, a splat resized
+/// as it is; a resource gets the input's key with `keySuffix`. Null where
+/// `value` is neither or `rebuild` gives nothing.
+static TypedAttr
+rebuildConstant(Attribute value, RankedTensorType outType, StringRef keySuffix,
+                function_ref<std::optional<std::vector<char>>(ArrayRef<char>)>
+                    rebuild) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return dense.resizeSplat(outType);
+    std::optional<std::vector<char>> out = rebuild(dense.getRawData());
+    if (!out)
+      return {};
+    return DenseElementsAttr::getFromRawBuffer(outType, *out);
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    AsmResourceBlob *blob = handle.getBlob();
+    if (!blob)
+      return {};
+    std::optional<std::vector<char>> out = rebuild(blob->getData());
+    if (!out)
+      return {};
+    return DenseResourceElementsAttr::get(
+        outType, (handle.getKey() + keySuffix).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            *out, blob->getDataAlignment(), /*dataIsMutable=*/false));
+  }
+  return {};
+}
+
 TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
                             ArrayRef<int64_t> perm, RankedTensorType outType,
                             StringRef keySuffix) {
@@ -52,68 +84,34 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
   size_t total = (size_t)outType.getNumElements() * bytes;
   if (total > (size_t(256) << 20))
     return {};
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return dense.resizeSplat(outType);
-    ArrayRef<char> raw = dense.getRawData();
-    if (raw.size() != total)
-      return {};
-    std::vector<char> out = transposeBytes(raw, shape, perm, bytes);
-    return DenseElementsAttr::getFromRawBuffer(outType, out);
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    DenseResourceElementsHandle handle = resource.getRawHandle();
-    AsmResourceBlob *blob = handle.getBlob();
-    if (!blob || blob->getData().size() != total)
-      return {};
-    std::vector<char> out =
-        transposeBytes(blob->getData(), shape, perm, bytes);
-    return DenseResourceElementsAttr::get(
-        outType, (handle.getKey() + keySuffix).str(),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(
-            out, blob->getDataAlignment(), /*dataIsMutable=*/false));
-  }
-  return {};
+  return rebuildConstant(
+      value, outType, keySuffix,
+      [&](ArrayRef<char> raw) -> std::optional<std::vector<char>> {
+        if (raw.size() != total)
+          return std::nullopt;
+        return transposeBytes(raw, shape, perm, bytes);
+      });
 }
 
 TypedAttr sliceConstant(Attribute value, int64_t offset,
                         RankedTensorType outType, StringRef keySuffix) {
   Type elt = outType.getElementType();
+  auto typed = dyn_cast<TypedAttr>(value);
+  auto shaped = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
   if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0 ||
-      offset < 0)
+      offset < 0 || !shaped || shaped.getElementType() != elt)
     return {};
   size_t bytes = elt.getIntOrFloatBitWidth() / 8;
   size_t size = (size_t)outType.getNumElements() * bytes;
   size_t start = (size_t)offset * bytes;
-  auto slice = [&](ArrayRef<char> raw) -> std::optional<ArrayRef<char>> {
-    if (start + size > raw.size())
-      return std::nullopt;
-    return raw.slice(start, size);
-  };
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.getElementType() != elt)
-      return {};
-    if (dense.isSplat())
-      return dense.resizeSplat(outType);
-    std::optional<ArrayRef<char>> part = slice(dense.getRawData());
-    if (!part)
-      return {};
-    return DenseElementsAttr::getFromRawBuffer(outType, *part);
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    DenseResourceElementsHandle handle = resource.getRawHandle();
-    AsmResourceBlob *blob = handle.getBlob();
-    if (!blob || resource.getType().getElementType() != elt)
-      return {};
-    std::optional<ArrayRef<char>> part = slice(blob->getData());
-    if (!part)
-      return {};
-    return DenseResourceElementsAttr::get(
-        outType, (handle.getKey() + keySuffix).str(),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(
-            *part, blob->getDataAlignment(), /*dataIsMutable=*/false));
-  }
-  return {};
+  return rebuildConstant(
+      value, outType, keySuffix,
+      [&](ArrayRef<char> raw) -> std::optional<std::vector<char>> {
+        if (start + size > raw.size())
+          return std::nullopt;
+        ArrayRef<char> part = raw.slice(start, size);
+        return std::vector<char>(part.begin(), part.end());
+      });
 }
 
 } // namespace mlir::rl
