@@ -17,7 +17,6 @@
 #include "mlir-rl/Tuning/OpUnit.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -906,20 +905,14 @@ bool prepareTextWith(const std::string &text, const std::string &bufferName,
       [&](ModuleOp module, std::string &err) -> LogicalResult {
         if (module->hasAttr(kFrontEndAttrName))
           return success();
-        // The runner registers the passes the steps name.
-        auto run = getPassManagerRunner(module, err);
-        OpPassManager pm(ModuleOp::getOperationName());
-        std::string parseError;
-        llvm::raw_string_ostream os(parseError);
+        // getFrontEndStepsText's form: the steps inside builtin.module(...).
         StringRef body = steps;
         if (!(body.consume_front("builtin.module(") && body.consume_back(")")))
           body = steps;
-        if (failed(parsePassPipeline(body, pm, os))) {
-          err = "cannot parse the front end's steps '" + steps + "': " +
-                parseError;
-          return failure();
-        }
-        if (failed(run(pm)))
+        std::vector<PassStep> parsed;
+        if (failed(parsePassSteps(body, parsed, err)) ||
+            failed(runPassSteps(module, parsed,
+                                getPassManagerRunner(module, err), err)))
           return failure();
         module->setAttr(kFrontEndAttrName, UnitAttr::get(module.getContext()));
         return success();
