@@ -29,8 +29,9 @@ int64_t getRegisterTileRows(int64_t rows, int64_t vectorsPerRow,
 }
 
 /// The deepest reduction step of a plain matmul's register tile (a packed
-/// one's: 8, or 4 where 8 would not fit the registers). On AVX2 (2026-11-29), steps of 4 against 8: a 4x64x256x128
-/// batch matmul (4x16 tiles) 1.10x faster, 1x1024x1024, 2x768x3072 and
+/// one's: 8, or 4 where 8 would not fit the registers). On AVX2
+/// (2026-11-29), steps of 4 against 8: a 4x64x256x128 batch matmul (4x16
+/// tiles) 1.10x faster, 1x1024x1024, 2x768x3072 and
 /// 4x1024x1024 matmuls 1.4x, 1.3x and 1.7x; against the policy's 32,
 /// 1.25-1.5x. A packed 3136x2304x256 matmul ran the same at 4 and 8.
 constexpr int64_t kMaxPlainTileDepth = 4;
