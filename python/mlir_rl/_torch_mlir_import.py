@@ -29,11 +29,65 @@ from pathlib import Path
 IDLE_SECONDS = 600
 
 
+_INT_OF_WIDTH = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def _tensor_to_numpy(tensor, npy_dtype):
+    """``tensor``'s elements as a new numpy array of ``npy_dtype`` (one
+    copy of the bytes), or None where it is not a plain CPU tensor; dtypes
+    numpy lacks (bf16, fp8: ml_dtypes') travel as integers of their width."""
+    import numpy as np
+    import torch
+    if type(tensor) not in (torch.Tensor, torch.nn.Parameter) or tensor.device.type != "cpu" \
+            or tensor.is_sparse or tensor.is_quantized or tensor.numel() <= 1:
+        return None
+    t = tensor.detach().contiguous()
+    try:
+        if np.dtype(npy_dtype).kind == "V" or t.dtype in (torch.bfloat16,) or \
+                t.dtype.is_floating_point and t.element_size() == 1:
+            width = _INT_OF_WIDTH[t.element_size()]
+            return t.view(getattr(torch, width)).numpy().copy().view(npy_dtype)
+        return t.numpy().astype(npy_dtype, copy=True)
+    except (TypeError, RuntimeError, KeyError):
+        return None
+
+
+def _fast_literals(fx_importer) -> None:
+    """torch-mlir (20261001) turns every weight into a Python list and back
+    (``np.array(tensor.tolist())``: the importer may see fake tensors): 15 s
+    of VGG-11's 20 s import, a list of 8 bytes per element plus a float
+    object each. The weights of an exported program are real tensors: their
+    bytes become the same DenseResourceElementsAttr, named as torch-mlir
+    names it, by one copy; the importer's own function then finds the
+    attribute made and builds the op. Anything else takes its path."""
+    original = fx_importer._make_vtensor_literal_op
+    if getattr(original, "_mlir_rl_fast", False):
+        return
+
+    def make(tensor, vtensor_type, py_attr_tracker):
+        mapping = py_attr_tracker.track(tensor)
+        npy_dtype = fx_importer.TORCH_DTYPE_TO_NPY_TYPE.get(tensor.dtype)
+        if mapping.is_empty and npy_dtype is not None:
+            array = _tensor_to_numpy(tensor, npy_dtype)
+            if array is not None:
+                shape = "_".join(str(d) for d in tensor.shape)
+                mapping.value = fx_importer.DenseResourceElementsAttr.get_from_buffer(
+                    array, f"torch_tensor_{shape}_{tensor.dtype}",
+                    fx_importer.create_mlir_tensor_type(tensor))
+        return original(tensor, vtensor_type, py_attr_tracker)
+
+    make._mlir_rl_fast = True
+    fx_importer._make_vtensor_literal_op = make
+
+
 def convert(program: str, out: str) -> tuple[bool, str, str]:
     """Imports ``program`` into ``out``: (ok, what failed, torch-mlir's
     message)."""
     import torch
     from torch_mlir import fx
+    from torch_mlir.extras import fx_importer
+    if os.environ.get("MLIR_RL_SLOW_LITERALS") != "1":
+        _fast_literals(fx_importer)
 
     ep = torch.export.load(program)
     try:

@@ -191,6 +191,50 @@ def test_one_import_worker_serves_every_graph_and_a_dead_one_is_replaced(tmp_pat
     assert D.stats.compiled == 3 and D.stats.fallbacks == 0
 
 
+class _Literals(nn.Module):
+    """Weights and tensor constants of several dtypes (f32, f64, i64, bool,
+    bf16, a one-element tensor) for the importer's literals."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(12, 7)
+        self.register_buffer("scale", torch.randn(7, dtype=torch.float64))
+        self.register_buffer("index", torch.tensor([6, 0, 3, 1], dtype=torch.int64))
+        self.register_buffer("mask", torch.rand(4, 7) > 0.5)
+        self.register_buffer("shift", torch.randn(7).to(torch.bfloat16))
+        self.register_buffer("one", torch.tensor([0.25]))
+
+    def forward(self, x):
+        y = (self.lin(x).double() * self.scale).float() + self.shift.float() * self.one
+        y = torch.where(self.mask, y, 0.0)
+        return y.index_select(1, self.index)
+
+
+def test_fast_weight_literals_import_to_the_text_torch_mlir_writes(tmp_path):
+    # The worker's weights bypass torch-mlir's tensor -> list -> numpy path
+    # (the bulk of a large model's import); the text must be byte for byte
+    # what that path writes, over every dtype the importer takes.
+    import subprocess
+    import sys
+    from pathlib import Path
+    with torch.no_grad():
+        ep = torch.export.export(_model(_Literals), (torch.randn(4, 12),))
+    torch.export.save(ep, tmp_path / "p.pt2")
+    script = Path(D.__file__).with_name("_torch_mlir_import.py")
+    texts = []
+    for slow in ("0", "1"):
+        out = tmp_path / f"out{slow}.mlir"
+        r = subprocess.run([sys.executable, str(script), str(tmp_path / "p.pt2"), str(out)],
+                           env={**__import__("os").environ, "MLIR_RL_SLOW_LITERALS": slow},
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-2000:]
+        texts.append(out.read_text())
+    for name in ("7_12_torch.float32", "7_torch.float64", "4_torch.int64",
+                 "4_7_torch.uint8", "7_torch.bfloat16"):  # (the mask: bytes)
+        assert f"torch_tensor_{name}:" in texts[0], name
+    assert texts[0] == texts[1]
+
+
 def test_unsupported_dtype_falls_back_with_one_warning():
     def f(x):
         return torch.relu(x) * 2
