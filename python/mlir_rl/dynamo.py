@@ -82,6 +82,7 @@ class Stats:
     compiled: int = 0        # graphs imported and scheduled
     disk_hits: int = 0       # graphs whose scheduled IR came from the cache
     object_hits: int = 0     # graphs whose machine code came from the cache
+    index_hits: int = 0      # graphs found by the graph index, not exported
     fallbacks: int = 0       # graphs left to eager
     reasons: list[str] = field(default_factory=list)  # why, one per fallback
     seconds: float = 0.0     # spent compiling (import, pass, JIT, check)
@@ -302,8 +303,6 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
     import torch
     import mlir_rl
     from mlir_rl import _core
-    from mlir_rl.core import outputs_match
-    from torch.utils._pytree import tree_flatten
 
     options = options or Options()
     _check_inputs(example_inputs)
@@ -333,8 +332,18 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
                    quiet=from_cache and obj_file.exists()):
         fn, ir, schedule = _compile_cached(ep, options, threads, specs, ir_file, meta_file,
                                            obj_file, from_cache)
-    out_spec = ep.call_spec.out_spec
-    compiled = CompiledGraph(fn, out_spec, schedule, key, from_cache)
+    compiled = CompiledGraph(fn, ep.call_spec.out_spec, schedule, key, from_cache)
+    _check_and_count(compiled, example_inputs, reference, options)
+    return compiled
+
+
+def _check_and_count(compiled: CompiledGraph, example_inputs, reference, options) -> None:
+    """The check against eager on the example inputs (CompileFailure where
+    the outputs differ), and the counts in ``stats``."""
+    import torch
+    from mlir_rl.core import outputs_match
+    from torch.utils._pytree import tree_flatten
+    fn = compiled.function
     n_out = len(fn.signature["outputs"])
     if options.check:
         with torch.no_grad():
@@ -349,11 +358,93 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
             raise CompileFailure(f"the compiled graph's outputs differ from eager "
                                  f"(max abs error {err:.3g})")
     stats.object_hits += fn.from_object
-    if from_cache:
+    if compiled.from_cache:
         stats.disk_hits += 1
     else:
         stats.compiled += 1
+
+
+def _graph_key(gm, example_inputs, weights: Sequence[int], options: Options) -> Optional[str]:
+    """A key of what dynamo hands the backend, computed without exporting
+    it: the graph (its nodes, the modules it calls, its own tensors by
+    value), the inputs' specs, the weights' values where they are frozen,
+    and what the export key holds besides. The graph index maps it to the
+    export key of an earlier compile (torch.export is most of a warm
+    compile: MobileNetV2 2.3 s of 2.7). None where the graph holds
+    something this key does not see (a non-tensor attribute)."""
+    import torch
+    import mlir_rl
+    h = hashlib.sha256()
+    h.update(b"graph-index-v1\0")
+    h.update(str(gm.graph).encode())
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            h.update(repr(gm.get_submodule(node.target)).encode())
+        elif node.op == "get_attr":
+            try:
+                value = _get_attr(gm, str(node.target))
+            except AttributeError:
+                return None
+            if not isinstance(value, torch.Tensor):
+                return None
+            h.update(f"{node.target}:{tuple(value.shape)}:{value.dtype}".encode())
+            h.update(_tensor_bytes(value))
+    for name, t in sorted(gm.state_dict(keep_vars=True).items()):
+        h.update(name.encode())
+        h.update(f"{tuple(t.shape)}:{t.dtype}".encode())
+        h.update(_tensor_bytes(t))
+    frozen = set(weights)
+    for i, a in enumerate(example_inputs):
+        h.update(f"{i}:{tuple(a.shape)}:{tuple(a.stride())}:{a.dtype}:{i in frozen}".encode())
+        if i in frozen:
+            h.update(_tensor_bytes(a))
+    threads = options.resolved_threads()
+    return _sha(h.hexdigest(), mlir_rl.__version__, torch.__version__, _policy_id(options),
+                f"search={options.search}", f"db={options.tuning_db}",
+                f"threads={threads if options.search else 0}", f"freeze={options.freeze}")
+
+
+def _get_attr(module, target: str):
+    for part in target.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def _from_graph_index(gkey: str, example_inputs, reference, options) -> Optional[CompiledGraph]:
+    """The compiled graph the index names for ``gkey``, from the cached IR
+    and machine code, checked like any other; None where the index, the IR
+    or the object is missing or unreadable (then the graph is exported)."""
+    from mlir_rl import _core
+    from torch.utils._pytree import treespec_loads
+    cache = options.resolved_cache()
+    try:
+        entry = json.loads((cache / f"graph-{gkey}.json").read_text())
+        key, out_spec = entry["key"], treespec_loads(entry["out_spec"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    ir_file, meta_file = cache / f"{key}.mlir", cache / f"{key}.json"
+    obj_file = cache / f"{key}-{_core.jit_target_tag()}.o"
+    if not (ir_file.exists() and meta_file.exists() and obj_file.exists()):
+        return None
+    threads = options.resolved_threads()
+    fn, _, schedule = _compile_cached(None, options, threads, [], ir_file, meta_file,
+                                      obj_file, from_cache=True)
+    compiled = CompiledGraph(fn, out_spec, schedule, key, True)
+    _check_and_count(compiled, example_inputs, reference, options)
+    stats.index_hits += 1
     return compiled
+
+
+def _write_graph_index(gkey: str, compiled: CompiledGraph, options: Options) -> None:
+    from torch.utils._pytree import treespec_dumps
+    cache = options.resolved_cache()
+    try:
+        text = json.dumps({"key": compiled.key, "out_spec": treespec_dumps(compiled.out_spec)})
+        tmp = cache / f"graph-{gkey}.tmp"
+        tmp.write_text(text)
+        tmp.replace(cache / f"graph-{gkey}.json")
+    except (OSError, TypeError, ValueError, NotImplementedError):
+        pass  # an output structure treespec_dumps cannot write: no index
 
 
 def _fallback(reason: str, eager: Callable) -> Callable:
@@ -439,15 +530,24 @@ def make_backend(**kwargs) -> Callable:
         try:
             _check_inputs(example_inputs)
             weights = _weight_inputs(gm, example_inputs) if options.freeze else []
+            gkey = _graph_key(gm, example_inputs, weights, options)
             if weights:
                 frozen = _Frozen(gm, example_inputs, weights)
                 user = [a for i, a in enumerate(example_inputs) if i not in frozen.index]
-                with torch.no_grad():
-                    ep = torch.export.export(frozen, tuple(user), strict=False)
-                compiled = _Guarded(compile_exported(ep, user, frozen, options), frozen, gm)
+                reference = frozen
             else:
-                ep = torch.export.export(gm, tuple(example_inputs), strict=False)
-                compiled = compile_exported(ep, example_inputs, gm, options)
+                frozen, user, reference = None, list(example_inputs), gm
+            graph = _from_graph_index(gkey, user, reference, options) if gkey else None
+            if graph is None:
+                if frozen is not None:
+                    with torch.no_grad():
+                        ep = torch.export.export(frozen, tuple(user), strict=False)
+                else:
+                    ep = torch.export.export(gm, tuple(user), strict=False)
+                graph = compile_exported(ep, user, reference, options)
+                if gkey:
+                    _write_graph_index(gkey, graph, options)
+            compiled = _Guarded(graph, frozen, gm) if frozen is not None else graph
         except CompileFailure as e:
             return _fallback(str(e), gm.forward)
         except Exception as e:  # export errors: the graph is not ours to judge

@@ -123,8 +123,43 @@ def test_torch_compile_backend_matches_eager_and_caches(cls, shape):
         out3 = torch.compile(m, backend="mlir_rl")(x2)
     assert D.stats.compiled == compiled_before and D.stats.disk_hits >= 1, D.stats
     assert D.stats.object_hits > objects_before, D.stats
+    # ... found by the graph index, without torch.export.
+    assert D.stats.index_hits >= 1, D.stats
     out3 = out3 if isinstance(out3, tuple) else (out3,)
     assert all(torch.allclose(o, r, rtol=1e-4, atol=1e-4) for o, r in zip(out3, ref2))
+
+
+def test_graph_index_serves_the_same_graph_and_weights_only(monkeypatch):
+    # A fresh dynamo finds the graph it compiled before through the index
+    # (torch.export is not called); other weights, or another graph of the
+    # same module's code at another shape, are exported and compiled anew.
+    m = _model(ConvBlock)
+    x = torch.randn(1, 3, 10, 10)
+    with torch.no_grad():
+        torch.compile(m, backend="mlir_rl")(x)
+    assert D.stats.compiled == 1 and D.stats.index_hits == 0, D.stats
+    exports = []
+    real_export = torch.export.export
+    monkeypatch.setattr(torch.export, "export",
+                        lambda *a, **k: exports.append(1) or real_export(*a, **k))
+    torch._dynamo.reset()
+    with torch.no_grad():
+        a, _ = torch.compile(m, backend="mlir_rl")(x)
+        assert torch.allclose(a, m(x)[0], rtol=1e-4, atol=1e-4)
+    assert D.stats.index_hits == 1 and D.stats.compiled == 1 and not exports, D.stats
+    with torch.no_grad():
+        m.l.weight.mul_(2.0)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        b, _ = torch.compile(m, backend="mlir_rl")(x)
+        assert torch.allclose(b, m(x)[0], rtol=1e-4, atol=1e-4)
+    assert D.stats.index_hits == 1 and D.stats.compiled == 2 and exports, D.stats
+    torch._dynamo.reset()
+    x2 = torch.randn(1, 3, 12, 12)
+    with torch.no_grad():
+        c, _ = torch.compile(m, backend="mlir_rl")(x2)
+        assert torch.allclose(c, m(x2)[0], rtol=1e-4, atol=1e-4)
+    assert D.stats.index_hits == 1 and D.stats.compiled == 3, D.stats
 
 
 def test_backend_freezes_weights_and_notices_when_they_change():

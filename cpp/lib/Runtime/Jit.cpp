@@ -33,6 +33,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
@@ -293,6 +294,15 @@ void initializeLLVMOnce() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // $MLIR_RL_LLVM_OPTIONS: LLVM's own options (-post-RA-scheduler=false)
+    // for code generation in this process, as a tool's -mllvm gives them.
+    if (const char *env = std::getenv("MLIR_RL_LLVM_OPTIONS")) {
+      llvm::SmallVector<const char *> argv{"mlir-rl"};
+      static llvm::BumpPtrAllocator alloc; // (option values may point here)
+      llvm::StringSaver saver(alloc);
+      llvm::cl::TokenizeGNUCommandLine(env, saver, argv);
+      llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "", &llvm::errs());
+    }
     auto &options = llvm::cl::getRegisteredOptions();
     auto it = options.find(kHugeRegionOption);
     if (it != options.end() && it->second->getNumOccurrences() == 0)
