@@ -24,7 +24,10 @@ Rules:
   (``$MLIR_RL_CACHE_DIR`` or ``~/.cache/mlir-rl/torch``): a second compile
   of the same graph, in any process, skips import and scheduling; its
   machine code too (an object file keyed also by the LLVM version and the
-  host CPU), so that it skips lowering and code generation.
+  host CPU), so that it skips lowering and code generation. The backend
+  also keys the graph dynamo hands it (its nodes, the modules it calls,
+  its tensors and frozen weights by value, the inputs' specs): an index
+  from that key to the exported graph's skips ``torch.export`` as well.
 - The compiled code runs at ``torch.get_num_threads()`` OpenMP threads, read
   when the graph is compiled.
 """
