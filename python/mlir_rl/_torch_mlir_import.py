@@ -36,19 +36,19 @@ def _tensor_to_numpy(tensor, npy_dtype):
     """``tensor``'s elements as a new numpy array of ``npy_dtype`` (one
     copy of the bytes), or None where it is not a plain CPU tensor; dtypes
     numpy lacks (bf16, fp8: ml_dtypes') travel as integers of their width."""
-    import numpy as np
     import torch
     if type(tensor) not in (torch.Tensor, torch.nn.Parameter) or tensor.device.type != "cpu" \
             or tensor.is_sparse or tensor.is_quantized or tensor.numel() <= 1:
         return None
     t = tensor.detach().contiguous()
     try:
-        if np.dtype(npy_dtype).kind == "V" or t.dtype in (torch.bfloat16,) or \
-                t.dtype.is_floating_point and t.element_size() == 1:
-            width = _INT_OF_WIDTH[t.element_size()]
-            return t.view(getattr(torch, width)).numpy().copy().view(npy_dtype)
         return t.numpy().astype(npy_dtype, copy=True)
-    except (TypeError, RuntimeError, KeyError):
+    except TypeError:  # a dtype numpy lacks: its bytes as integers of its width
+        pass
+    try:
+        width = _INT_OF_WIDTH[t.element_size()]
+        return t.view(getattr(torch, width)).numpy().copy().view(npy_dtype)
+    except (TypeError, RuntimeError, KeyError, ValueError):
         return None
 
 
