@@ -15,6 +15,10 @@ torch-mlir): each line on stdin is a JSON object ``{"program": PATH, "out":
 PATH}``, answered by one JSON line on stdout, ``{"ok": true}`` or ``{"ok":
 false, "failed": WHAT, "detail": TEXT}``. It exits at the end of its input,
 or after ``IDLE_SECONDS`` without a request.
+
+Weights become literals from their bytes (see ``_fast_literals``);
+``MLIR_RL_SLOW_LITERALS=1`` leaves them to torch-mlir's own path, which the
+tests compare against.
 """
 from __future__ import annotations
 
