@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import subprocess
 import sys
@@ -247,6 +248,24 @@ def _policy_id(options: Options) -> str:
     return _file_sha(path) if path.exists() else str(path)
 
 
+def _compiler_key_parts(options: Options, threads: int) -> tuple[str, ...]:
+    """What a cache key holds besides the graph: the versions, the policy
+    and the options the scheduled code depends on (both keys: the export
+    key and the graph index's)."""
+    import torch
+    import mlir_rl
+    return (mlir_rl.__version__, torch.__version__, _policy_id(options),
+            f"search={options.search}", f"db={options.tuning_db}",
+            f"threads={threads if options.search else 0}")
+
+
+def _cache_files(cache: Path, key: str) -> tuple[Path, Path, Path]:
+    """The cached scheduled IR, its meta file and its machine code."""
+    from mlir_rl import _core
+    return (cache / f"{key}.mlir", cache / f"{key}.json",
+            cache / f"{key}-{_core.jit_target_tag()}.o")
+
+
 def _compile_cached(ep, options: Options, threads: int, specs: list, ir_file: Path,
                     meta_file: Path, obj_file: Path, from_cache: bool):
     """The JitFunction of ``ep``, its scheduled IR and schedule: the IR from
@@ -304,8 +323,6 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
     ``example_inputs``; ``reference`` (eager) gives the outputs the check
     compares with. Raises CompileFailure when it cannot be compiled."""
     import torch
-    import mlir_rl
-    from mlir_rl import _core
 
     options = options or Options()
     _check_inputs(example_inputs)
@@ -322,13 +339,11 @@ def compile_exported(ep, example_inputs: Sequence[Any], reference: Callable,
             h.update(name.encode())
             h.update(_tensor_bytes(t))
     weights = h.digest()
-    key = _sha(ep.graph_module.code, ",".join(specs), weights, mlir_rl.__version__,
-               torch.__version__, _policy_id(options), f"search={options.search}",
-               f"db={options.tuning_db}", f"threads={threads if options.search else 0}")
+    key = _sha(ep.graph_module.code, ",".join(specs), weights,
+               *_compiler_key_parts(options, threads))
     cache = options.resolved_cache()
-    ir_file, meta_file = cache / f"{key}.mlir", cache / f"{key}.json"
+    ir_file, meta_file, obj_file = _cache_files(cache, key)
     from_cache = ir_file.exists() and meta_file.exists()
-    obj_file = cache / f"{key}-{_core.jit_target_tag()}.o"
     with _progress(f"mlir_rl: compiling a graph of {len(ep.graph.nodes)} nodes "
                    f"({'from its cached IR' if from_cache else 'import, schedule, JIT'}); "
                    f"cached afterwards in {cache}",
@@ -376,7 +391,6 @@ def _graph_key(gm, example_inputs, weights: Sequence[int], options: Options) -> 
     compile: MobileNetV2 2.3 s of 2.7). None where the graph holds
     something this key does not see (a non-tensor attribute)."""
     import torch
-    import mlir_rl
     h = hashlib.sha256()
     h.update(b"graph-index-v1\0")
     h.update(str(gm.graph).encode())
@@ -385,7 +399,7 @@ def _graph_key(gm, example_inputs, weights: Sequence[int], options: Options) -> 
             h.update(repr(gm.get_submodule(node.target)).encode())
         elif node.op == "get_attr":
             try:
-                value = _get_attr(gm, str(node.target))
+                value = operator.attrgetter(str(node.target))(gm)
             except AttributeError:
                 return None
             if not isinstance(value, torch.Tensor):
@@ -401,23 +415,14 @@ def _graph_key(gm, example_inputs, weights: Sequence[int], options: Options) -> 
         h.update(f"{i}:{tuple(a.shape)}:{tuple(a.stride())}:{a.dtype}:{i in frozen}".encode())
         if i in frozen:
             h.update(_tensor_bytes(a))
-    threads = options.resolved_threads()
-    return _sha(h.hexdigest(), mlir_rl.__version__, torch.__version__, _policy_id(options),
-                f"search={options.search}", f"db={options.tuning_db}",
-                f"threads={threads if options.search else 0}", f"freeze={options.freeze}")
-
-
-def _get_attr(module, target: str):
-    for part in target.split("."):
-        module = getattr(module, part)
-    return module
+    return _sha(h.hexdigest(), *_compiler_key_parts(options, options.resolved_threads()),
+                f"freeze={options.freeze}")
 
 
 def _from_graph_index(gkey: str, example_inputs, reference, options) -> Optional[CompiledGraph]:
     """The compiled graph the index names for ``gkey``, from the cached IR
     and machine code, checked like any other; None where the index, the IR
     or the object is missing or unreadable (then the graph is exported)."""
-    from mlir_rl import _core
     from torch.utils._pytree import treespec_loads
     cache = options.resolved_cache()
     try:
@@ -425,8 +430,7 @@ def _from_graph_index(gkey: str, example_inputs, reference, options) -> Optional
         key, out_spec = entry["key"], treespec_loads(entry["out_spec"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    ir_file, meta_file = cache / f"{key}.mlir", cache / f"{key}.json"
-    obj_file = cache / f"{key}-{_core.jit_target_tag()}.o"
+    ir_file, meta_file, obj_file = _cache_files(cache, key)
     if not (ir_file.exists() and meta_file.exists() and obj_file.exists()):
         return None
     threads = options.resolved_threads()

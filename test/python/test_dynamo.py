@@ -249,6 +249,7 @@ def test_fast_weight_literals_import_to_the_text_torch_mlir_writes(tmp_path):
     # The worker's weights bypass torch-mlir's tensor -> list -> numpy path
     # (the bulk of a large model's import); the text must be byte for byte
     # what that path writes, over every dtype the importer takes.
+    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -260,7 +261,7 @@ def test_fast_weight_literals_import_to_the_text_torch_mlir_writes(tmp_path):
     for slow in ("0", "1"):
         out = tmp_path / f"out{slow}.mlir"
         r = subprocess.run([sys.executable, str(script), str(tmp_path / "p.pt2"), str(out)],
-                           env={**__import__("os").environ, "MLIR_RL_SLOW_LITERALS": slow},
+                           env={**os.environ, "MLIR_RL_SLOW_LITERALS": slow},
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-2000:]
         texts.append(out.read_text())
