@@ -9,7 +9,7 @@ importer, in a worker process that serves every graph of this one (its MLIR
 is not ours) -> linalg on tensors
 -> ``mlir-rl-prepare`` -> ``linalg-rl-schedule`` (the shipped policy, or
 ``search=K`` with a tuning database) in stock ``mlir-opt-22`` with the plugin
--> ``mlir-rl-lower`` -> the JIT (``_core.compile_function``) -> a callable on
+(a wheel's ``mlir-rl-opt`` where LLVM 22 is not installed) -> ``mlir-rl-lower`` -> the JIT (``_core.compile_function``) -> a callable on
 torch tensors: inputs are read in place when contiguous, results are written
 into fresh tensors.
 
@@ -224,7 +224,8 @@ def _import(ep, workdir: Path) -> str:
 
 def _schedule(text: str, options: Options, threads: int) -> tuple[str, str]:
     """The imported text through mlir-rl-prepare and linalg-rl-schedule, the
-    way users run them (stock mlir-opt-22 with the plugin)."""
+    way users run them (stock mlir-opt-22 with the plugin; without LLVM 22,
+    a wheel's mlir-rl-opt: ``paths.pass_driver``)."""
     from mlir_rl.core import ScheduleError
     from mlir_rl.passes import run_pass
     extra = []

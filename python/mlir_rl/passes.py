@@ -1,4 +1,5 @@
-"""Running the pass the way users do: stock ``mlir-opt-22`` with the plugin.
+"""Running the pass the way users do: stock ``mlir-opt-22`` with the plugin
+(the package's ``mlir-rl-opt`` where LLVM 22 is not installed).
 
 One helper for every harness that needs "the IR and the schedule the pass
 chose" (the unseen-kernel check, the peer benchmark): it runs
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mlir_rl.core import ScheduleError, read_schedule_header
-from mlir_rl.paths import mlir_opt_path, plugin_path
+from mlir_rl.paths import pass_driver
 
 
 @dataclass
@@ -38,7 +39,8 @@ def pass_options(model: str = "", schedule: str = "", extra: Sequence[str] = ())
 def run_pass(text: str, model: str = "", schedule: str = "", extra: Sequence[str] = (),
              name: str = "<input>", pipeline_after: str = "",
              prepare: bool = False) -> PassResult:
-    """Schedule ``text`` with the plugin in stock mlir-opt-22: with the policy
+    """Schedule ``text`` with the plugin in stock mlir-opt-22 (``pass_driver``
+    says which driver): with the policy
     ``model`` (default: the shipped one), or the explicit ``schedule``.
     ``pipeline_after``: passes to run after it in the same mlir-opt (e.g.
     ``mlir-rl-lower``). ``prepare``: run ``mlir-rl-prepare`` first (imported
@@ -52,8 +54,7 @@ def run_pass(text: str, model: str = "", schedule: str = "", extra: Sequence[str
             pipeline = "mlir-rl-prepare," + pipeline
         if pipeline_after:
             pipeline += "," + pipeline_after
-        r = subprocess.run([str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}",
-                            "-p", f"builtin.module({pipeline})", "-"],
+        r = subprocess.run([*pass_driver(), "-p", f"builtin.module({pipeline})", "-"],
                            input=text, capture_output=True, text=True)
         if r.returncode != 0:
             raise ScheduleError(f"{name}: the pass failed:\n{r.stderr[-4000:]}")

@@ -29,14 +29,41 @@ def plugin_path() -> Path:
 
 
 def opt_path() -> Path:
-    """Absolute path of the ``mlir-rl-opt`` driver."""
+    """Absolute path of the ``mlir-rl-opt`` driver (the package's own; the
+    ``mlir-rl-opt`` on PATH is a script that runs it)."""
     path = package_native_dir() / "bin" / "mlir-rl-opt"
-    if path.exists():
-        return path
-    found = shutil.which("mlir-rl-opt")
-    if found:
-        return Path(found).resolve()
-    raise RuntimeError(f"mlir-rl-opt is missing: {path}")
+    if not path.exists():
+        raise RuntimeError(f"mlir-rl-opt is missing: {path}")
+    return path
+
+
+def run_opt() -> None:
+    """The ``mlir-rl-opt`` command: the package's driver with this command's
+    arguments (a script, so that a wheel's PATH entry finds the libraries
+    the wheel carries beside the driver)."""
+    import os
+    import sys
+    path = opt_path()
+    os.execv(path, [str(path), *sys.argv[1:]])
+
+
+def pass_driver() -> list[str]:
+    """The command that runs the passes, before its options: stock
+    ``mlir-opt-22`` with the plugin where Debian's LLVM 22 is installed (the
+    way users run the pass), else the package's ``mlir-rl-opt``, which has
+    the passes built in (a wheel on a machine without LLVM).
+    ``$MLIR_RL_PASS_DRIVER`` (``mlir-opt`` or ``mlir-rl-opt``) chooses."""
+    import os
+    choice = os.environ.get("MLIR_RL_PASS_DRIVER", "")
+    if choice not in ("", "mlir-opt", "mlir-rl-opt"):
+        raise RuntimeError(f"MLIR_RL_PASS_DRIVER={choice!r}: expected mlir-opt or mlir-rl-opt")
+    if choice != "mlir-rl-opt":
+        try:
+            return [str(mlir_opt_path()), f"--load-pass-plugin={plugin_path()}"]
+        except RuntimeError:
+            if choice == "mlir-opt":
+                raise
+    return [str(opt_path())]
 
 
 def iree_compile_path() -> Path:

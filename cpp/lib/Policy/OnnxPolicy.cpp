@@ -97,17 +97,6 @@ bool checkStatus(const OrtApi *api, OrtStatus *status, const std::string &model,
   return false;
 }
 
-/// Directory of the binary this code is linked into (plugin, driver or
-/// Python extension).
-std::string getOwnDirectory() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&getOwnDirectory), &info) ||
-      !info.dli_fname)
-    return "";
-  llvm::SmallString<256> path(info.dli_fname);
-  (void)llvm::sys::fs::make_absolute(path);
-  return llvm::sys::path::parent_path(path).str();
-}
 } // namespace
 
 struct OnnxPolicy::State {
@@ -154,14 +143,49 @@ const std::string &OnnxPolicy::getLibraryVersion() const {
   return state->lib->version;
 }
 
+std::string getOwnBinaryDirectory() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&getOwnBinaryDirectory), &info) ||
+      !info.dli_fname)
+    return "";
+  llvm::SmallString<256> path(info.dli_fname);
+  (void)llvm::sys::fs::make_absolute(path);
+  return llvm::sys::path::parent_path(path).str();
+}
+
+namespace {
+/// The newest `libonnxruntime.so*` in `dir` ("" if none).
+std::string findOrtLibraryIn(const std::string &dir) {
+  std::error_code ec;
+  std::string best;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (name.starts_with("libonnxruntime.so") && it->path() > best)
+      best = it->path();
+  }
+  llvm::SmallString<256> path(best);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  return path.str().str();
+}
+} // namespace
+
 std::string OnnxPolicy::getDefaultLibraryPath() {
   if (const char *env = std::getenv("MLIR_RL_ORT_LIB"); env && *env)
     return env;
+  // The onnxruntime package installed beside this one (site-packages/
+  // onnxruntime for mlir_rl/ and mlir_rl/bin/): what pip installed with a
+  // wheel, wherever it was built; then the one found at build time.
+  std::string dir = getOwnBinaryDirectory();
+  if (!dir.empty())
+    for (const char *rel : {"/../onnxruntime/capi", "/../../onnxruntime/capi"})
+      if (std::string found = findOrtLibraryIn(dir + rel); !found.empty())
+        return found;
   return MLIR_RL_ORT_DEFAULT_LIB;
 }
 
 std::string OnnxPolicy::getDefaultModelPath() {
-  std::string dir = getOwnDirectory();
+  std::string dir = getOwnBinaryDirectory();
   llvm::SmallVector<std::string> candidates = {
       dir + "/models/policy.onnx",    // plugin / _core in the package
       dir + "/../models/policy.onnx", // mlir_rl/bin/mlir-rl-opt

@@ -1,6 +1,7 @@
 //===- Jit.cpp - JIT execution and timing ---------------------------------===//
 #include "mlir-rl/Runtime/Jit.h"
 #include "mlir-rl/Runtime/BufferPool.h"
+#include "mlir-rl/Policy/OnnxPolicy.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -310,15 +311,23 @@ void initializeLLVMOnce() {
   });
 }
 
-std::string getOpenMPLibrary() {
-  return std::string(MLIR_RL_LLVM_LIBDIR) + "/libomp.so";
+/// A runtime library the lowered code calls into: the copy a wheel carries
+/// (mlir_rl/lib/, beside the extension or above mlir_rl/bin/), else LLVM's.
+std::string getRuntimeLibrary(llvm::StringRef name) {
+  std::string dir = getOwnBinaryDirectory();
+  if (!dir.empty())
+    for (const char *rel : {"/lib/", "/../lib/"})
+      if (std::string p = dir + rel + name.str(); llvm::sys::fs::exists(p))
+        return p;
+  return std::string(MLIR_RL_LLVM_LIBDIR) + "/" + name.str();
 }
+
+std::string getOpenMPLibrary() { return getRuntimeLibrary("libomp.so"); }
 
 /// The shared libraries the lowered code calls into: the runner utils and
 /// the OpenMP runtime (the compiled and the loaded code resolve the same).
 std::vector<std::string> getRuntimeLibraries() {
-  return {std::string(MLIR_RL_LLVM_LIBDIR) + "/libmlir_c_runner_utils.so",
-          getOpenMPLibrary()};
+  return {getRuntimeLibrary("libmlir_c_runner_utils.so"), getOpenMPLibrary()};
 }
 
 /// The lowered code's malloc and free: the buffer pool (BufferPool.h).

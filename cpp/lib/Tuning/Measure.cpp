@@ -1,5 +1,6 @@
 //===- Measure.cpp - Measuring candidates outside the compiler ------------===//
 #include "mlir-rl/Tuning/Measure.h"
+#include "mlir-rl/Policy/OnnxPolicy.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,11 +19,8 @@
 namespace mlir::rl {
 
 std::string findMeasureTool() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&findMeasureTool), &info) &&
-      info.dli_fname) {
-    SmallString<256> dir(info.dli_fname);
-    llvm::sys::path::remove_filename(dir);
+  if (std::string own = getOwnBinaryDirectory(); !own.empty()) {
+    SmallString<256> dir(own);
     for (const char *rel : {"bin/mlir-rl-measure", "mlir-rl-measure",
                             "../bin/mlir-rl-measure",
                             "../tools/mlir-rl-measure/mlir-rl-measure"}) {

@@ -39,6 +39,10 @@ inline constexpr const char *kPolicyInputNames[] = {"observation", "mask"};
 inline constexpr const char *kPolicyOutputNames[] = {
     "kind_logits", "tile_logits", "pointer_logits"};
 
+/// The directory of the binary this code is linked into (the plugin, a
+/// driver or the Python extension); "" if unknown.
+std::string getOwnBinaryDirectory();
+
 class OnnxPolicy {
 public:
   /// Loads the ONNX Runtime library and the model. Fails, with `error`
