@@ -9,9 +9,9 @@ importer, in a worker process that serves every graph of this one (its MLIR
 is not ours) -> linalg on tensors
 -> ``mlir-rl-prepare`` -> ``linalg-rl-schedule`` (the shipped policy, or
 ``search=K`` with a tuning database) in stock ``mlir-opt-22`` with the plugin
-(a wheel's ``mlir-rl-opt`` where LLVM 22 is not installed) -> ``mlir-rl-lower`` -> the JIT (``_core.compile_function``) -> a callable on
-torch tensors: inputs are read in place when contiguous, results are written
-into fresh tensors.
+(a wheel's ``mlir-rl-opt`` where LLVM 22 is not installed) -> ``mlir-rl-lower``
+-> the JIT (``_core.compile_function``) -> a callable on torch tensors: inputs
+are read in place when contiguous, results are written into fresh tensors.
 
 Rules:
 - A graph that cannot be compiled (an op torch-mlir or the pass does not

@@ -69,6 +69,24 @@ def test_the_pass_replays_its_printed_trace():
     assert again.schedule == first.schedule
 
 
+def test_both_pass_drivers_give_the_same_ir(monkeypatch):
+    """Stock mlir-opt-22 with the plugin and the package's mlir-rl-opt (what
+    a wheel runs where LLVM 22 is missing) schedule alike; a bad choice of
+    driver is an error that names it."""
+    from mlir_rl.paths import pass_driver
+    text = K.matmul_bias_relu(128, 256, 192)
+    runs = {}
+    for driver in ("mlir-opt", "mlir-rl-opt"):
+        monkeypatch.setenv("MLIR_RL_PASS_DRIVER", driver)
+        assert Path(pass_driver()[0]).name.startswith(driver)
+        runs[driver] = run_pass(text, name="mm", prepare=True)
+    assert runs["mlir-opt"].ir == runs["mlir-rl-opt"].ir
+    assert runs["mlir-opt"].schedule == runs["mlir-rl-opt"].schedule
+    monkeypatch.setenv("MLIR_RL_PASS_DRIVER", "clang")
+    with pytest.raises(RuntimeError, match="MLIR_RL_PASS_DRIVER='clang'"):
+        pass_driver()
+
+
 def test_a_matmul_without_a_packed_form_keeps_the_other_rules():
     """A decision with no packed equivalent (a fusion of the fill) leaves
     that matmul plain; the other matmul of the module is still packed, and
