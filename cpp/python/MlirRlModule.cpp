@@ -69,10 +69,18 @@ void checkBuffers(const FunctionSignature &sig, std::vector<Array> &inputs,
                   std::vector<Array> &outputs, std::vector<const void *> &in,
                   std::vector<void *> &out) {
   auto check = [](const Array &a, const HostTensor &t, const std::string &what) {
-    nb::dlpack::dtype want = t.elementType == "f32"   ? nb::dtype<float>()
-                             : t.elementType == "f64" ? nb::dtype<double>()
-                             : t.elementType == "i32" ? nb::dtype<int32_t>()
-                                                      : nb::dtype<int64_t>();
+    // bf16 and f16 by their DLPack codes (torch tensors; numpy's float16).
+    nb::dlpack::dtype want =
+        t.elementType == "f32"    ? nb::dtype<float>()
+        : t.elementType == "f64"  ? nb::dtype<double>()
+        : t.elementType == "i32"  ? nb::dtype<int32_t>()
+        : t.elementType == "bf16" ? nb::dlpack::dtype{
+                                        (uint8_t)nb::dlpack::dtype_code::Bfloat,
+                                        16, 1}
+        : t.elementType == "f16"  ? nb::dlpack::dtype{
+                                       (uint8_t)nb::dlpack::dtype_code::Float,
+                                       16, 1}
+                                  : nb::dtype<int64_t>();
     bool ok = a.dtype() == want && a.ndim() == t.shape.size();
     for (size_t i = 0; ok && i < t.shape.size(); ++i)
       ok = (int64_t)a.shape(i) == t.shape[i];
@@ -684,8 +692,11 @@ NB_MODULE(_core, m) {
                                shape); // rank 0: [1], reshaped below
               };
               nb::object a;
-              if (t.elementType == "f32")
+              // bf16 as float32 arrays of bf16 values (numpy has no bf16).
+              if (t.elementType == "f32" || t.elementType == "bf16")
                 a = nb::cast(cast(float{}));
+              else if (t.elementType == "f16")
+                a = nb::cast(cast(float{})).attr("astype")("float16");
               else if (t.elementType == "f64")
                 a = nb::cast(cast(double{}));
               else if (t.elementType == "i32")
@@ -739,6 +750,7 @@ NB_MODULE(_core, m) {
       .def_static("none", &getNoPipelineSettings,
                   "Every stage off: decisions on the module as given, "
                   "applied as decided.")
+      .def_rw("compute_in_f32", &PipelineSettings::computeInF32)
       .def_rw("fuse_elementwise", &PipelineSettings::fuseElementwise)
       .def_rw("rewrite_windows", &PipelineSettings::rewriteWindows)
       .def_rw("pad_to_tiles", &PipelineSettings::padToTiles)
@@ -749,7 +761,8 @@ NB_MODULE(_core, m) {
       .def_rw("copies_by_rule", &PipelineSettings::copiesByRule)
       .def("__repr__", [](const PipelineSettings &s) {
         auto b = [](bool v) { return v ? "True" : "False"; };
-        return std::string("PipelineSettings(fuse_elementwise=") +
+        return std::string("PipelineSettings(compute_in_f32=") +
+               b(s.computeInF32) + ", fuse_elementwise=" +
                b(s.fuseElementwise) + ", rewrite_windows=" +
                b(s.rewriteWindows) + ", pad_to_tiles=" + b(s.padToTiles) +
                ", flatten_elementwise=" + b(s.flattenElementwise) +

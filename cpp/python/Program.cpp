@@ -195,6 +195,7 @@ struct Program::Impl {
 
   static PipelineOptions toOptions(const PipelineSettings &s) {
     PipelineOptions o;
+    o.frontEnd.computeInF32 = s.computeInF32;
     o.frontEnd.fuseElementwise = s.fuseElementwise;
     o.frontEnd.rewriteWindows = s.rewriteWindows;
     o.frontEnd.padToTiles = s.padToTiles;
@@ -210,6 +211,7 @@ struct Program::Impl {
 PipelineSettings getDefaultPipelineSettings() {
   PipelineOptions o;
   PipelineSettings s;
+  s.computeInF32 = o.frontEnd.computeInF32;
   s.fuseElementwise = o.frontEnd.fuseElementwise;
   s.rewriteWindows = o.frontEnd.rewriteWindows;
   s.padToTiles = o.frontEnd.padToTiles;
@@ -223,7 +225,7 @@ PipelineSettings getDefaultPipelineSettings() {
 
 PipelineSettings getNoPipelineSettings() {
   PipelineSettings s = getDefaultPipelineSettings();
-  s.fuseElementwise = s.rewriteWindows = s.padToTiles = false;
+  s.computeInF32 = s.fuseElementwise = s.rewriteWindows = s.padToTiles = false;
   s.flattenElementwise = s.packRhs = s.registerTiles = s.copiesByRule = false;
   return s;
 }
@@ -924,6 +926,7 @@ bool frontEndText(const std::string &text, const std::string &bufferName,
                   const PipelineSettings &settings, std::string &out,
                   std::string &error) {
   FrontEndOptions options;
+  options.computeInF32 = settings.computeInF32;
   options.fuseElementwise = settings.fuseElementwise;
   options.rewriteWindows = settings.rewriteWindows;
   options.padToTiles = settings.padToTiles;

@@ -104,6 +104,7 @@ struct PolicyRunInfo {
 /// pass's defaults: start from it.
 struct PipelineSettings {
   // The front end.
+  bool computeInF32;
   bool fuseElementwise;
   bool rewriteWindows;
   bool padToTiles;

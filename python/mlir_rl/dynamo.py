@@ -55,8 +55,8 @@ def _dtypes():
     global _DTYPES
     if _DTYPES is None:
         import torch
-        _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int32: "i32",
-                   torch.int64: "i64"}
+        _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
+                   torch.float16: "f16", torch.int32: "i32", torch.int64: "i64"}
     return _DTYPES
 
 
@@ -122,6 +122,15 @@ class CompiledGraph:
         return tree_unflatten(outs, self.out_spec)
 
 
+def _check_rtol(options: "Options", expected) -> float:
+    """The check's tolerance: the option's, or torch.testing's for bf16 and
+    f16 outputs (eager rounds after every op, the compiled graph where it
+    stores, in f32 between: a few units in the last place apart)."""
+    import torch
+    low = {torch.bfloat16: 1.6e-2, torch.float16: 1e-3}
+    return max([options.rtol] + [low.get(e.dtype, 0.0) for e in expected])
+
+
 def _torch_dtype(name: str):
     return {v: k for k, v in _dtypes().items()}[name]
 
@@ -158,7 +167,7 @@ def _check_inputs(inputs: Sequence[Any]) -> None:
             raise CompileFailure(f"input {i} is on {a.device} (mlir-rl compiles for the CPU)")
         if a.dtype not in _dtypes():
             raise CompileFailure(f"input {i} has dtype {a.dtype} (the JIT takes float32, "
-                                 "float64, int32 and int64)")
+                                 "float64, bfloat16, float16, int32 and int64)")
     if torch.is_grad_enabled() and any(a.requires_grad for a in inputs):
         raise CompileFailure("the graph needs autograd (mlir-rl compiles inference: run it "
                              "under torch.no_grad() or torch.inference_mode())")
@@ -370,9 +379,10 @@ def _check_and_count(compiled: CompiledGraph, example_inputs, reference, options
             if len(expected) != n_out or not all(isinstance(e, torch.Tensor) for e in expected):
                 raise CompileFailure("the graph returns something other than tensors")
             got, _ = tree_flatten(compiled(*example_inputs))
+        rtol = _check_rtol(options, expected)
         ok, err = outputs_match([g.double().numpy() for g in got],
                                 [e.double().numpy() for e in expected],
-                                rtol=options.rtol, atol_scale=options.rtol)
+                                rtol=rtol, atol_scale=rtol)
         if not ok:
             raise CompileFailure(f"the compiled graph's outputs differ from eager "
                                  f"(max abs error {err:.3g})")

@@ -273,16 +273,43 @@ def test_fast_weight_literals_import_to_the_text_torch_mlir_writes(tmp_path):
 
 def test_unsupported_dtype_falls_back_with_one_warning():
     def f(x):
-        return torch.relu(x) * 2
+        return x * 2 + 1
 
-    x = torch.randn(8, 8, dtype=torch.float16)
+    x = torch.randint(-5, 5, (8, 8), dtype=torch.int16)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         out = torch.compile(f, backend="mlir_rl")(x)
     assert torch.equal(out, f(x))
     msgs = [str(i.message) for i in w if "mlir_rl" in str(i.message)]
-    assert len(msgs) == 1 and "float16" in msgs[0], msgs
+    assert len(msgs) == 1 and "int16" in msgs[0], msgs
     assert D.stats.fallbacks == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("cls,shape", [(ConvBlock, (2, 3, 12, 12)), (Attention, (2, 10, 16))])
+def test_bf16_and_f16_models_compile_and_match_eager(cls, shape, dtype):
+    """Weights and inputs in the type, compiled (no fallback): eager's
+    outputs within torch.testing's relative tolerance for the type (the
+    absolute one scaled by the largest output), and no farther from the
+    float32 model's outputs than eager's are."""
+    m32 = _model(cls)
+    m = _model(cls).to(dtype)
+    x = torch.randn(*shape).to(dtype)
+    with torch.no_grad():
+        ref32 = m32(x.float())
+        ref = m(x)
+        out = torch.compile(m, backend="mlir_rl")(x)
+    ref, out, ref32 = ((ref, out, ref32) if isinstance(ref, tuple)
+                       else ((ref,), (out,), (ref32,)))
+    assert D.stats.compiled >= 1 and D.stats.fallbacks == 0, D.stats
+    rtol = {torch.bfloat16: 1.6e-2, torch.float16: 1e-3}[dtype]
+    for r, o, f in zip(ref, out, ref32):
+        assert o.dtype == dtype and o.shape == r.shape
+        ok, err = mlir_rl.outputs_match([o.double().numpy()], [r.double().numpy()],
+                                        rtol=rtol, atol_scale=rtol)
+        assert ok, err
+        ours, eagers = ((t.float() - f).abs().max().item() for t in (o, r))
+        assert ours <= 2 * eagers + 1e-6, (ours, eagers)
 
 
 def test_autograd_falls_back_rather_than_dropping_gradients():

@@ -100,6 +100,7 @@ struct LinalgRlSchedulePass
   /// defaults are the options' defaults).
   PipelineOptions getPipelineOptions() const {
     PipelineOptions options;
+    options.frontEnd.computeInF32 = computeInF32;
     options.frontEnd.fuseElementwise = fuseElementwise;
     options.frontEnd.rewriteWindows = rewriteWindows;
     options.frontEnd.padToTiles = padToTiles;

@@ -13,6 +13,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -77,11 +78,45 @@ static std::string getElementTypeName(Type t) {
     return "i32";
   if (t.isInteger(64))
     return "i64";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
   return "";
 }
 
 static size_t getElementBytes(const std::string &t) {
+  if (t == "bf16" || t == "f16")
+    return 2;
   return (t == "f64" || t == "i64") ? 8 : 4;
+}
+
+/// `v` as a bf16 bit pattern, rounded to nearest even (no NaNs here).
+static uint16_t toBFloat16Bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return (uint16_t)(bits >> 16);
+}
+
+static float fromBFloat16Bits(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+static uint16_t toHalfBits(float v) {
+  bool lost;
+  llvm::APFloat f(v);
+  f.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return (uint16_t)f.bitcastToAPInt().getZExtValue();
+}
+
+static float fromHalfBits(uint16_t b) {
+  return llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, b))
+      .convertToFloat();
 }
 
 static LogicalResult describe(Type type, HostTensor &out, std::string &error,
@@ -93,7 +128,8 @@ static LogicalResult describe(Type type, HostTensor &out, std::string &error,
   }
   out.elementType = getElementTypeName(shaped.getElementType());
   if (out.elementType.empty()) {
-    error = what + " has an unsupported element type (f32, f64, i32, i64)";
+    error = what + " has an unsupported element type (f32, f64, bf16, f16, "
+            "i32, i64)";
     return failure();
   }
   out.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
@@ -151,14 +187,19 @@ int64_t getNumElements(const std::vector<int64_t> &shape) {
 void fillRandom(void *data, const HostTensor &t, uint64_t seed) {
   std::mt19937_64 rng(seed);
   int64_t n = getNumElements(t.shape);
-  if (t.elementType == "f32" || t.elementType == "f64") {
+  const std::string &e = t.elementType;
+  if (e == "f32" || e == "f64" || e == "bf16" || e == "f16") {
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     for (int64_t i = 0; i < n; ++i) {
       double v = dist(rng);
-      if (t.elementType == "f32")
+      if (e == "f32")
         static_cast<float *>(data)[i] = (float)v;
-      else
+      else if (e == "f64")
         static_cast<double *>(data)[i] = v;
+      else if (e == "bf16")
+        static_cast<uint16_t *>(data)[i] = toBFloat16Bits((float)v);
+      else
+        static_cast<uint16_t *>(data)[i] = toHalfBits((float)v);
     }
   } else {
     std::uniform_int_distribution<int64_t> dist(-4, 4);
@@ -179,6 +220,10 @@ double loadElement(const char *base, int64_t index, const std::string &type) {
     return reinterpret_cast<const double *>(base)[index];
   if (type == "i32")
     return reinterpret_cast<const int32_t *>(base)[index];
+  if (type == "bf16")
+    return fromBFloat16Bits(reinterpret_cast<const uint16_t *>(base)[index]);
+  if (type == "f16")
+    return fromHalfBits(reinterpret_cast<const uint16_t *>(base)[index]);
   return (double)reinterpret_cast<const int64_t *>(base)[index];
 }
 

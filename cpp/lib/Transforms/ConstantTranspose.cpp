@@ -114,4 +114,76 @@ TypedAttr sliceConstant(Attribute value, int64_t offset,
       });
 }
 
+/// The f32 bits of the f16 value of bits `h` (exact).
+static uint32_t halfToFloatBits(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  if (exp == 0x1F)
+    return sign | 0x7F800000 | (mant << 13);
+  if (exp != 0)
+    return sign | ((exp + 112) << 23) | (mant << 13);
+  if (mant == 0)
+    return sign;
+  // A subnormal f16 is a normal f32.
+  int32_t e = 113;
+  while (!(mant & 0x400)) {
+    mant <<= 1;
+    --e;
+  }
+  return sign | (uint32_t(e) << 23) | ((mant & 0x3FF) << 13);
+}
+
+TypedAttr extendConstant(Attribute value, RankedTensorType outType,
+                         StringRef keySuffix) {
+  auto typed = dyn_cast<TypedAttr>(value);
+  auto shaped = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
+  if (!shaped || !outType.getElementType().isF32() ||
+      shaped.getShape() != outType.getShape())
+    return {};
+  Type from = shaped.getElementType();
+  bool bf16 = from.isBF16();
+  if (!bf16 && !from.isF16())
+    return {};
+  size_t n = outType.getNumElements();
+  if (n * 4 > (size_t(256) << 20))
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat()) {
+    bool lost;
+    APFloat v = dense.getSplatValue<APFloat>();
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    return DenseElementsAttr::get(outType, v);
+  }
+  auto extend = [&](ArrayRef<char> raw) -> std::optional<std::vector<char>> {
+    if (raw.size() != n * 2)
+      return std::nullopt;
+    std::vector<char> out(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, raw.data() + 2 * i, 2);
+      uint32_t f = bf16 ? uint32_t(h) << 16 : halfToFloatBits(h);
+      std::memcpy(out.data() + 4 * i, &f, 4);
+    }
+    return out;
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    std::optional<std::vector<char>> out = extend(dense.getRawData());
+    return out ? DenseElementsAttr::getFromRawBuffer(outType, *out) : TypedAttr();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    AsmResourceBlob *blob = handle.getBlob();
+    if (!blob)
+      return {};
+    std::optional<std::vector<char>> out = extend(blob->getData());
+    if (!out)
+      return {};
+    return DenseResourceElementsAttr::get(
+        outType, (handle.getKey() + keySuffix).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            *out, std::max<size_t>(blob->getDataAlignment(), alignof(float)),
+            /*dataIsMutable=*/false));
+  }
+  return {};
+}
+
 } // namespace mlir::rl

@@ -15,6 +15,12 @@ namespace mlir::rl {
 
 const std::vector<FrontEndStage> &getFrontEndStages() {
   static const std::vector<FrontEndStage> stages = {
+      // First: the stages after it see f32 arithmetic between loads and
+      // stores of bf16 (and the rounding of a reduction's result fuses
+      // into its consumer).
+      {"compute-in-f32",
+       &FrontEndOptions::computeInF32,
+       {{"mlir-rl-compute-in-f32", {}, {}}}},
       {"fuse-elementwise",
        &FrontEndOptions::fuseElementwise,
        {{"mlir-rl-fuse-elementwise", {}, {}}, {"canonicalize", {}, {}},
@@ -210,7 +216,8 @@ LogicalResult applyFrontEnd(ModuleOp module, const FrontEndOptions &options,
       continue;
     // Cheap checks first where a stage has one.
     StringRef name = stage.option;
-    if ((name == "pad-to-tiles" && !hasOpsToPad(module)) ||
+    if ((name == "compute-in-f32" && !hasLowPrecisionOps(module)) ||
+        (name == "pad-to-tiles" && !hasOpsToPad(module)) ||
         (name == "flatten-elementwise" && !hasOpsToFlatten(module)))
       continue;
     OperationFingerPrint before(module);

@@ -23,7 +23,9 @@ const std::string &getLoweringPipeline() {
       // linalg.softmax has no lowering of its own.
       "func.func(mlir-rl-decompose-aggregates),"
       "func.func(mlir-rl-lower-pack-unpack,canonicalize,mlir-rl-lower-vectors,"
-      "lower-vector-mask,lower-vector-multi-reduction),mlir-rl-lower-math,"
+      "lower-vector-mask,lower-vector-multi-reduction),"
+      // Math on bf16 or f16 (what mlir-rl-compute-in-f32 left) in f32.
+      "math-extend-to-supported-types,mlir-rl-lower-math,"
       "canonicalize,cse,mlir-rl-mark-manual-deallocation,"
       // An op whose result is inserted into a larger tensor (the padded
       // input of a convolution) writes into that tensor's slice.
@@ -45,6 +47,10 @@ const std::string &getLoweringPipeline() {
       "convert-vector-to-scf{full-unroll=true},expand-strided-metadata,lower-affine,"
       // After bufferization: its outlined functions are unstructured.
       "convert-math-to-funcs,"
+      // bf16 arithmetic left (none after mlir-rl-compute-in-f32) as f32
+      // between conversions, and the conversions as integer operations.
+      "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
+      "mlir-rl-expand-bf16,"
       "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
       "reassociate-fp-reductions},"
       "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"

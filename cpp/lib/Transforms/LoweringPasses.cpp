@@ -11,6 +11,7 @@
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -37,6 +38,7 @@
 namespace mlir::rl {
 #define GEN_PASS_DEF_LOWERVECTOROPS
 #define GEN_PASS_DEF_LOWERMATH
+#define GEN_PASS_DEF_EXPANDBF16
 #define GEN_PASS_DEF_STRIPTRANSFORMIR
 #define GEN_PASS_DEF_LOWERPACKUNPACK
 #define GEN_PASS_DEF_MARKMANUALDEALLOCATION
@@ -1040,6 +1042,15 @@ struct OutlineParallelLoopsPass
     }
     for (auto [loop, fn] : loops)
       outlineParallelLoop(loop, fn, symbols);
+  }
+};
+
+struct ExpandBF16Pass : public mlir::rl::impl::ExpandBF16Base<ExpandBF16Pass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 

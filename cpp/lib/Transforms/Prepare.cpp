@@ -106,6 +106,38 @@ struct FoldTransposeOfConstant
   }
 };
 
+/// An elementwise extension of a bf16 or f16 constant to f32 (torch-mlir
+/// widens every low-precision weight of a linear layer at run time, and
+/// mlir-rl-compute-in-f32 every accumulator's constant init) becomes the
+/// f32 constant, which the rules then pack at compile time like any other.
+struct FoldExtensionOfConstant : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+        op.getNumDpsInits() != 1 || !isAllParallel(op) ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return failure();
+    auto cst = op.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+    Block *body = op.getBody();
+    auto ext = dyn_cast<arith::ExtFOp>(&body->front());
+    if (!cst || !ext || ext.getIn() != body->getArgument(0) ||
+        body->getTerminator()->getOperand(0) != ext.getResult() ||
+        &*std::next(body->begin()) != body->getTerminator())
+      return failure();
+    auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!outType || !outType.hasStaticShape())
+      return failure();
+    TypedAttr folded = rl::extendConstant(cst.getValue(), outType, "_f32");
+    if (!folded)
+      return failure();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, outType, folded);
+    return success();
+  }
+};
+
 /// A matmul with at most `maxRows` rows (a batch-1 linear layer: a
 /// matrix-vector product, which streams its weight once) reads its weight
 /// [N, K], so that each output column reads one weight row contiguously;
@@ -295,7 +327,8 @@ struct FuseElementwisePass
     {
       RewritePatternSet patterns(ctx);
       if (foldConstantTransposes)
-        patterns.add<FoldTransposeOfConstant>(ctx, /*benefit=*/2);
+        patterns.add<FoldTransposeOfConstant, FoldExtensionOfConstant>(
+            ctx, /*benefit=*/2);
       patterns.add<GeneralizeElementwiseNamedOp, GeneralizeReduce>(ctx);
       // linalg.softmax as its max, exp, sum and division.
       mlir::rl::populateDecomposeAggregatesPatterns(patterns);

@@ -21,8 +21,10 @@ void registerTransformsPassesAndPipelines() {
   std::call_once(once, [] {
     // Every pass of Passes.td but MlirRLPasses' (linalg-rl-schedule,
     // mlir-rl-strip-op-ids).
+    registerComputeInF32();
     registerConvToMatmul();
     registerDecomposeAggregates();
+    registerExpandBF16();
     registerFlattenElementwise();
     registerFuseElementwise();
     registerFuseForalls();

@@ -39,9 +39,16 @@ def _flat(out):
     return tree_flatten(out)[0]
 
 
+#: --dtype: the type the models' weights and floating-point inputs are cast
+#: to, and the relative tolerance of their outputs against eager's
+#: (torch.testing's: eager rounds after every op, the compilers in between).
+DTYPES = {"float32": 1e-3, "bfloat16": 1.6e-2, "float16": 1e-3}
+
+
 def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int = 2,
         cache_dir: str = "", search: int = 0, tuning_db: str = "",
-        progress: bool = True, command: str = "", processes: int = 1) -> dict:
+        progress: bool = True, command: str = "", processes: int = 1,
+        dtype: str = "float32") -> dict:
     """The models' rows in this process, or, with ``processes`` > 1, the
     median of each figure over that many fresh processes (each figure's
     samples are the processes' medians: one process's steady state varies
@@ -49,17 +56,20 @@ def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int
     first compiles cold, the compile figure is its; the others load it
     (the second's is the new-process figure).
     Inductor's caches live in the same directory (cold in the first
-    process too)."""
+    process too). ``dtype``: one of DTYPES, for weights and inputs alike."""
+    if dtype not in DTYPES:
+        raise ValueError(f"no dtype {dtype!r}; available: {', '.join(DTYPES)}")
     if processes > 1:
         return _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db,
-                              progress, command, processes)
-    rows = _run_rows(models, runs, warmup, threads, cache_dir, search, tuning_db, progress)
+                              progress, command, processes, dtype)
+    rows = _run_rows(models, runs, warmup, threads, cache_dir, search, tuning_db, progress,
+                     dtype)
     return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
-                           command=command)
+                           command=command, dtype=dtype)
 
 
 def _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db, progress,
-                   command, processes) -> dict:
+                   command, processes, dtype) -> dict:
     import json
     import subprocess
     import sys
@@ -70,7 +80,8 @@ def _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db, 
     per_process = []
     for p in range(processes):
         args = {"models": list(models), "runs": runs, "warmup": warmup, "threads": threads,
-                "cache_dir": cache_dir, "search": search, "tuning_db": tuning_db}
+                "cache_dir": cache_dir, "search": search, "tuning_db": tuning_db,
+                "dtype": dtype}
         r = subprocess.run([sys.executable, "-m", "mlir_rl.bench.torch_compile",
                             json.dumps(args)], capture_output=True, text=True)
         if r.returncode:
@@ -85,7 +96,7 @@ def _run_processes(models, runs, warmup, threads, cache_dir, search, tuning_db, 
         tmp.cleanup()
     rows = merge_processes(per_process)
     return result_document(rows, runs=runs, warmup=warmup, threads=threads, search=search,
-                           command=command, processes=processes)
+                           command=command, processes=processes, dtype=dtype)
 
 
 def merge_processes(per_process: list[list[dict]]) -> list[dict]:
@@ -111,7 +122,8 @@ def merge_processes(per_process: list[list[dict]]) -> list[dict]:
 
 
 def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache_dir: str,
-              search: int, tuning_db: str, progress: bool) -> list[dict]:
+              search: int, tuning_db: str, progress: bool,
+              dtype: str = "float32") -> list[dict]:
     import os
 
     import torch
@@ -135,9 +147,11 @@ def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache_dir) / "inductor")
     backend = D.make_backend(search=search, tuning_db=tuning_db, cache_dir=cache_dir)
     rows = []
+    torch_dtype, rtol = getattr(torch, dtype), DTYPES[dtype]
     for name in models:
-        model = TM.build(name)
-        xs = TM.example_inputs(name)
+        model = TM.build(name).to(torch_dtype)
+        xs = tuple(x.to(torch_dtype) if x.is_floating_point() else x
+                   for x in TM.example_inputs(name))
         row = {"name": name, "input": list(xs[0].shape) if len(xs) == 1
                else [list(x.shape) for x in xs]}
         with torch.no_grad():
@@ -153,7 +167,7 @@ def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache
                 out = f(*xs)
                 row[f"{label}_compile_s"] = time.perf_counter() - t
                 ok, err = outputs_match([o.double().numpy() for o in _flat(out)], ref,
-                                        rtol=1e-3, atol_scale=1e-3)
+                                        rtol=rtol, atol_scale=rtol)
                 row[f"{label}_outputs_equal"] = ok
                 row[f"{label}_max_abs_error"] = err
                 if label == "mlir_rl":
@@ -179,7 +193,7 @@ def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache
 
 
 def result_document(rows: list[dict], runs: int, warmup: int, threads: int, search: int,
-                    command: str = "", processes: int = 1) -> dict:
+                    command: str = "", processes: int = 1, dtype: str = "float32") -> dict:
     """The models' rows as a result document (bench/report.py's schema):
     eager is the baseline; compile times and the disk cache's figures stay
     with each model's figures."""
@@ -205,7 +219,8 @@ def result_document(rows: list[dict], runs: int, warmup: int, threads: int, sear
     return R.new_result("torch-compile", "eager", ["eager", "inductor", "mlir-rl"], kernels,
                         threads, command=command,
                         settings={"runs": runs, "warmup": warmup, "search": search,
-                                  "processes": processes, "torch": torch.__version__})
+                                  "processes": processes, "dtype": dtype,
+                                  "torch": torch.__version__})
 
 
 def _med(xs):
@@ -249,5 +264,6 @@ if __name__ == "__main__":
     import sys
     _args = json.loads(sys.argv[1])
     _rows = _run_rows(_args["models"], _args["runs"], _args["warmup"], _args["threads"],
-                      _args["cache_dir"], _args["search"], _args["tuning_db"], progress=False)
+                      _args["cache_dir"], _args["search"], _args["tuning_db"], progress=False,
+                      dtype=_args.get("dtype", "float32"))
     print(json.dumps(_rows))

@@ -155,6 +155,8 @@ class BenchCommand:
                                        "100x), the same for every contender")
     processes: int = option(1, help="--suite torch-compile: medians over this many fresh "
                                     "processes (one disk cache: the first compiles cold)")
+    dtype: str = option("float32", help="--suite torch-compile: the models' weights and "
+                                        "inputs in this type (float32, bfloat16, float16)")
 
 
 def _copy_suite_json(c: BenchCommand, out: Path) -> str:
@@ -179,7 +181,7 @@ def cmd_bench(c: BenchCommand) -> int:
         report = tc.run(models=tuple(k for k in c.kernels.split(",") if k),
                         runs=c.runs, warmup=c.warmup, threads=c.threads, search=c.search,
                         tuning_db=c.tuning_db, command=_command_line(),
-                        processes=c.processes)
+                        processes=c.processes, dtype=c.dtype)
         out = tc.save(report, c.out)
         print(tc.markdown(report))
         print(f"\nfigures: {out / 'bench.json'}, {out / 'bench.md'}{_copy_suite_json(c, out)}")

@@ -54,10 +54,17 @@ struct FrontEndOptions {
   /// flatten-elementwise: elementwise ops over identity maps flattened to
   /// whole-register rows (their schedule is then the copies' rule's).
   bool flattenElementwise = true;
+  /// compute-in-f32: ops on bf16 and f16 data compute in f32 and round
+  /// where they store; reductions accumulate in f32 (mlir-rl-compute-in-f32).
+  bool computeInF32 = true;
 
   /// Every stage off.
-  static FrontEndOptions none() { return {false, false, false, false}; }
+  static FrontEndOptions none() { return {false, false, false, false, false}; }
 };
+
+/// Whether `module` has a linalg op on bf16 or f16 data (the
+/// compute-in-f32 stage's cheap check).
+bool hasLowPrecisionOps(ModuleOp module);
 
 /// The mark of a module the front end has run on (a unit attribute): the
 /// front end does not run on it again -- running it twice is not the same

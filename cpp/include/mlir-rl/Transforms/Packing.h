@@ -62,6 +62,12 @@ TypedAttr transposeConstant(Attribute value, ArrayRef<int64_t> shape,
 TypedAttr sliceConstant(Attribute value, int64_t offset,
                         RankedTensorType outType, StringRef keySuffix);
 
+/// A bf16 or f16 constant's elements extended to f32 (`outType`'s element
+/// type; exact), a resource with the input's key and `keySuffix`; null
+/// where transposeConstant's would be, or for other types.
+TypedAttr extendConstant(Attribute value, RankedTensorType outType,
+                         StringRef keySuffix);
+
 /// Columns in a panel for elements of `elementType`: two vector registers
 /// of `legality`'s register file (16 f32 on AVX2, 32 on AVX-512); 0 when
 /// the register file is unknown.

@@ -108,6 +108,10 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "Sample from the policy instead of greedy (argmax) decoding">,
     Option<"seed", "seed", "uint64_t", /*default=*/"0",
            "Seed of sampled decoding">,
+    Option<"computeInF32", "compute-in-f32", "bool", /*default=*/"true",
+           "Front end: compute ops on bf16 and f16 data in f32, rounding "
+           "where they store; reductions (matmuls among them) accumulate in "
+           "f32 and round once (mlir-rl-compute-in-f32), as PyTorch does">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Front end (without an explicit schedule): fuse elementwise "
            "chains into one generic, then canonicalize and cse "
@@ -402,6 +406,19 @@ def OutlineParallelLoops : Pass<"mlir-rl-outline-parallel-loops", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def ExpandBF16 : Pass<"mlir-rl-expand-bf16"> {
+  let summary = "Convert between bf16 and f32 with integer operations";
+  let description = [{
+    Part of `mlir-rl-lower`, after `arith-emulate-unsupported-floats`
+    (which leaves bf16 only in conversions). LLVM rounds f32 to bf16 in one
+    instruction where the host has AVX-512 BF16 and otherwise by a call to
+    `__truncsfbf2` per element, which a JIT'd module does not find on every
+    host; this pass rounds (to nearest even, NaN kept) and extends with
+    shifts and adds on the bits, which vectorize everywhere.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LowerMath : Pass<"mlir-rl-lower-math", "ModuleOp"> {
   let summary = "Lower the math ops the LLVM conversion does not take";
   let description = [{
@@ -465,7 +482,9 @@ def FuseElementwise : Pass<"mlir-rl-fuse-elementwise"> {
     Option<"foldConstantTransposes", "fold-constant-transposes", "bool",
            /*default=*/"true",
            "Transpose constants at compile time (torch-mlir transposes every "
-           "nn.Linear weight at run time)">,
+           "nn.Linear weight at run time), and extend bf16 and f16 constants "
+           "that are only extended to f32 (torch-mlir widens every "
+           "low-precision linear weight at run time)">,
     Option<"thinMatmulRows", "thin-matmul-rows", "int64_t", /*default=*/"16",
            "A matmul with at most this many rows reads its right-hand side "
            "[N, K]: a transposed operand in place, a constant transposed at "
@@ -635,6 +654,36 @@ def UnrollWindows : Pass<"mlir-rl-unroll-windows"> {
            "unrolled one)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def ComputeInF32 : Pass<"mlir-rl-compute-in-f32"> {
+  let summary = "Compute linalg ops on bf16 and f16 data in f32";
+  let description = [{
+    First step of `mlir-rl-prepare`. Importers keep an op's element type
+    for its accumulator: torch-mlir turns a bf16 `aten.mm`, which PyTorch
+    accumulates in f32, into a `linalg.matmul` with a bf16 init, and a
+    768-term dot product summed in bf16 is off by percents. Every linalg
+    op with tensor semantics that computes on bf16 or f16 values is
+    rewritten:
+    - an init the body reads in an op with reduction loops (an
+      accumulator) becomes an f32 tensor (a fill of the extended value
+      where it was a fill, else its elements extended), and an
+      elementwise op rounds the f32 result to the old type afterwards;
+    - the body computes in f32: low-precision inputs are extended once
+      where the body starts, constants are f32, conversions between the
+      low type and f32 disappear, and the values stored into a
+      low-precision init are rounded at the yield.
+    A named op that only casts its inputs to the accumulator
+    (`linalg.matmul`, `linalg.batch_matmul`, convolutions, poolings) is
+    rebuilt as the same named op with an f32 accumulator; another named op
+    is generalized. Ops that only move data (copies, transposes,
+    broadcasts, fills) and bodies with ops other than arith and math on
+    scalars are left alone; the lowering then computes what is left in
+    low precision by extending and rounding each operation.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

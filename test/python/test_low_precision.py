@@ -1,0 +1,97 @@
+"""bf16 and f16 programs: the front end computes them in f32
+(mlir-rl-compute-in-f32), the lowering takes what is left, and the JIT runs
+them; outputs against a float64 reference on the same inputs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlir_rl
+
+# A matmul with a bias and tanh, and a row sum of exp: both reduce over
+# 1024 terms, which a bf16 accumulator gets wrong by far more than bf16's
+# rounding of the result.
+PROGRAM = """
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+#red = affine_map<(i, j) -> (i, 0)>
+func.func @main(%a: tensor<64x1024xT>, %b: tensor<1024x96xT>, %bias: tensor<96xT>)
+    -> (tensor<64x96xT>, tensor<64x1xT>) {
+  %c0 = arith.constant 0.0 : T
+  %e = tensor.empty() : tensor<64x96xT>
+  %f = linalg.fill ins(%c0 : T) outs(%e : tensor<64x96xT>) -> tensor<64x96xT>
+  %m = linalg.matmul ins(%a, %b : tensor<64x1024xT>, tensor<1024x96xT>)
+                     outs(%f : tensor<64x96xT>) -> tensor<64x96xT>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%m, %bias : tensor<64x96xT>, tensor<96xT>) outs(%e : tensor<64x96xT>) {
+  ^bb0(%x: T, %y: T, %o: T):
+    %s = arith.addf %x, %y : T
+    %t = math.tanh %s : T
+    linalg.yield %t : T
+  } -> tensor<64x96xT>
+  %e1 = tensor.empty() : tensor<64x1xT>
+  %f1 = linalg.fill ins(%c0 : T) outs(%e1 : tensor<64x1xT>) -> tensor<64x1xT>
+  %s = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+       ins(%a : tensor<64x1024xT>) outs(%f1 : tensor<64x1xT>) {
+  ^bb0(%x: T, %acc: T):
+    %p = math.exp %x : T
+    %q = arith.addf %p, %acc : T
+    linalg.yield %q : T
+  } -> tensor<64x1xT>
+  return %r, %s : tensor<64x96xT>, tensor<64x1xT>
+}
+"""
+
+# torch.testing's relative tolerances for the types.
+RTOL = {"bf16": 1.6e-2, "f16": 1e-3}
+
+
+def _run(element: str, compute_in_f32: bool):
+    text = mlir_rl.front_end(PROGRAM.replace("T", element), compute_in_f32=compute_in_f32)
+    m = mlir_rl.Module.parse(text)
+    m.schedule_with_policy()
+    t = m.time(runs=1, warmup=0, threads=2, seed=3)
+    a, b, bias = (np.asarray(x, dtype=np.float64) for x in t.inputs)
+    return t.outputs, [np.tanh(a @ b + bias), np.exp(a).sum(1, keepdims=True)]
+
+
+@pytest.mark.parametrize("element", ["bf16", "f16"])
+def test_low_precision_program_matches_a_float64_reference(element):
+    outputs, ref = _run(element, compute_in_f32=True)
+    assert [o.shape for o in outputs] == [(64, 96), (64, 1)]
+    ok, err = mlir_rl.outputs_match(outputs, ref, rtol=RTOL[element],
+                                    atol_scale=RTOL[element])
+    assert ok, err
+    # The inputs were drawn in the type: values bf16 or f16 can hold.
+    assert len(np.unique(outputs[0])) > 100
+
+
+def test_without_compute_in_f32_a_bf16_accumulator_loses_the_sum():
+    """What the stage is for: the same program accumulating in bf16 (the
+    IR's own semantics) misses the reference by far more than rounding."""
+    outputs, ref = _run("bf16", compute_in_f32=False)
+    err = float(np.max(np.abs(outputs[0] - ref[0])))
+    assert err > 0.1, err
+    ok, _ = mlir_rl.outputs_match(outputs, ref, rtol=RTOL["bf16"], atol_scale=RTOL["bf16"])
+    assert not ok
+
+
+def test_the_front_end_runs_compute_in_f32_first():
+    steps = mlir_rl.front_end_steps()
+    assert steps.startswith("builtin.module(mlir-rl-compute-in-f32,"), steps
+    prepared = mlir_rl.prepare(PROGRAM.replace("T", "bf16"))
+    assert "outs(%" in prepared and "xf32>) -> tensor<64x96xf32>" in prepared
+    # f32 programs are left as they were by the stage.
+    f32 = PROGRAM.replace("T", "f32")
+    assert mlir_rl.front_end(f32, compute_in_f32=True) == mlir_rl.front_end(
+        f32, compute_in_f32=False)
+
+
+def test_bf16_random_inputs_are_float32_arrays_of_bf16_values():
+    m = mlir_rl.Module.parse(PROGRAM.replace("T", "bf16"))
+    f = m.compile(threads=1)
+    assert [i["dtype"] for i in f.signature["inputs"]] == ["bf16"] * 3
+    x = f.random_inputs(0)[0]
+    assert x.dtype == np.float32
+    bits = x.view(np.uint32)
+    assert np.all(bits & 0xFFFF == 0)  # the low half of a bf16 value's f32
