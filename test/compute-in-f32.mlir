@@ -1,6 +1,8 @@
 // mlir-rl-compute-in-f32: a bf16 reduction accumulates in f32 and is rounded
-// once afterwards (a named matmul stays a named matmul, its fill becomes an
-// f32 fill); an elementwise body computes in f32 between one extension per
+// once afterwards (a named matmul stays a named matmul on its inputs
+// extended to f32, its fill becomes an f32 fill); a convolution that reads
+// bf16 into an f32 accumulator (torch-mlir's form) reads its inputs
+// extended; an elementwise body computes in f32 between one extension per
 // input and one rounding at its yield; a scalar from outside the body is
 // extended too; ops that only move data and f32 ops are left alone.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(func.func(mlir-rl-compute-in-f32))' | FileCheck %s
@@ -8,9 +10,13 @@
 #row = affine_map<(i, j) -> (j)>
 #red = affine_map<(i, j) -> (i)>
 // CHECK-LABEL: func.func @matmul_bias_tanh
+// CHECK:         %[[A:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<64x256xbf16>) outs(%{{.*}} : tensor<64x256xf32>)
+// CHECK:           arith.extf
+// CHECK:         %[[B:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<256x128xbf16>) outs(%{{.*}} : tensor<256x128xf32>)
+// CHECK:           arith.extf
 // CHECK:         %[[Z:.*]] = arith.extf %{{.*}} : bf16 to f32
 // CHECK:         %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%{{.*}} : tensor<64x128xf32>)
-// CHECK:         %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x256xbf16>, tensor<256x128xbf16>) outs(%[[F]] : tensor<64x128xf32>)
+// CHECK:         %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<64x256xf32>, tensor<256x128xf32>) outs(%[[F]] : tensor<64x128xf32>)
 // CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<64x128xf32>) outs(%{{.*}} : tensor<64x128xbf16>)
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
 // CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[IN]] : f32 to bf16
@@ -91,4 +97,34 @@ func.func @moves(%x: tensor<32x64xbf16>) -> tensor<64x32xbf16> {
 func.func @f32_matmul(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %m = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %m : tensor<8x8xf32>
+}
+
+// CHECK-LABEL: func.func @mixed_conv
+// CHECK:         %[[X:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x10x10xbf16>) outs(%{{.*}} : tensor<1x4x10x10xf32>)
+// CHECK:         %[[W:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4x3x3xbf16>) outs(%{{.*}} : tensor<8x4x3x3xf32>)
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%[[X]], %[[W]] : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%{{.*}} : tensor<1x8x8x8xf32>)
+func.func @mixed_conv(%x: tensor<1x4x10x10xbf16>, %w: tensor<8x4x3x3xbf16>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x4x10x10xbf16>, tensor<8x4x3x3xbf16>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %c : tensor<1x8x8x8xf32>
+}
+
+// A body op with an operand of another type (fpowi's i64 exponent) is
+// computed in f32; a value from outside the body yielded as it is stays.
+// CHECK-LABEL: func.func @pow_and_outside
+// CHECK:         ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[E:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT:      %[[P:.*]] = math.fpowi %[[E]], %{{.*}} : f32, i64
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[P]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[T]], %[[C:.*]] : bf16, bf16
+func.func @pow_and_outside(%x: tensor<8x16xbf16>, %c: bf16) -> (tensor<8x16xbf16>, tensor<8x16xbf16>) {
+  %two = arith.constant 2 : i64
+  %e = tensor.empty() : tensor<8x16xbf16>
+  %r:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+       ins(%x : tensor<8x16xbf16>) outs(%e, %e : tensor<8x16xbf16>, tensor<8x16xbf16>) {
+  ^bb0(%in: bf16, %o: bf16, %o2: bf16):
+    %p = math.fpowi %in, %two : bf16, i64
+    linalg.yield %p, %c : bf16, bf16
+  } -> (tensor<8x16xbf16>, tensor<8x16xbf16>)
+  return %r#0, %r#1 : tensor<8x16xbf16>, tensor<8x16xbf16>
 }

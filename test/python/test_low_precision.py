@@ -95,3 +95,37 @@ def test_bf16_random_inputs_are_float32_arrays_of_bf16_values():
     assert x.dtype == np.float32
     bits = x.view(np.uint32)
     assert np.all(bits & 0xFFFF == 0)  # the low half of a bf16 value's f32
+
+
+def test_the_fuzzer_draws_bf16_programs_and_checks_them():
+    """One f32 program in BF16_EVERY of the fuzzer's stream is drawn on bf16
+    data; the worker computes it in f32 (the front end's semantics) for the
+    reference and every pair, and its schedules come out equal."""
+    import time
+    from multiprocessing.connection import wait
+
+    from mlir_rl.fuzz.programs import GenConfig, program_for
+    from mlir_rl.fuzz.worker import Spec, Worker, WorkerConfig
+    cfg = GenConfig(bf16=True)
+    programs = [program_for(5, i, cfg) for i in range(64)]
+    bf16 = [p for p in programs if p.dtype == "bf16"]
+    assert 2 <= len(bf16) <= 24, len(bf16)
+    assert all("f32" not in p.text() for p in bf16[:4])
+    # Without the option the stream is the f32 one it always was.
+    assert [program_for(5, i).dtype for i in range(64)] == [
+        "f32" if p.dtype == "bf16" else p.dtype for p in programs]
+    program = next(p for p in bf16 if any(n.kind in ("matmul", "batch_matmul", "reduce",
+                                                       "softmax", "conv") for n in p.nodes))
+    w = Worker(120)
+    try:
+        specs = [Spec("random", s) for s in range(3)] + [Spec("greedy"), Spec("prepared")]
+        w.submit(program.text(), specs, WorkerConfig(threads=1))
+        deadline = time.monotonic() + 300
+        while not w.pump() and time.monotonic() < deadline:
+            wait([w.conn], timeout=0.5)
+        assert w.outcome.program["status"] == "ok", w.outcome.program
+        statuses = [w.outcome.results[i]["status"] for i in range(len(specs))]
+        assert all(s in ("ok", "duplicate") for s in statuses), w.outcome.results
+        assert statuses.count("ok") >= 2
+    finally:
+        w.close()

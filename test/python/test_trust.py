@@ -14,7 +14,7 @@ import pytest
 
 import mlir_rl
 from mlir_rl import ActionKind as A
-from mlir_rl.fuzz.programs import DTYPES, FuzzProgram, program_for
+from mlir_rl.fuzz.programs import DTYPES, FuzzProgram, GenConfig, program_for
 
 DATA = Path(__file__).parent / "data"
 
@@ -289,7 +289,7 @@ def test_the_pool_depthwise_chain_survives_sampled_policies(plugin, mlir_opt):
 def test_generated_programs_are_valid_and_cover_the_space():
     kinds, dtypes, zero, multi, twice, split, wide = set(), set(), 0, 0, 0, 0, 0
     for i in range(250):
-        p = program_for(11, i)
+        p = program_for(11, i, GenConfig(bf16=True))
         m = mlir_rl.Module.parse(p.text())
         # A matmul of rows the front end splits (64 or more, not a multiple of 32).
         split += bool(re.search(r"linalg\.matmul .*-> tensor<(67|100|197)x", p.text()))
@@ -305,7 +305,7 @@ def test_generated_programs_are_valid_and_cover_the_space():
     assert kinds >= {"matmul", "batch_matmul", "matvec", "conv", "depthwise", "pool", "binary",
                      "map", "unary", "bias", "two_results", "broadcast", "transpose", "copy",
                      "reduce", "reduce_generic", "softmax", "collapse", "expand", "slice", "pad"}
-    assert dtypes == set(DTYPES)
+    assert dtypes == set(DTYPES) | {"bf16"}
     assert zero > 0 and multi > 50 and twice > 50 and split > 0 and wide > 0
 
 

@@ -92,7 +92,7 @@ Type widen(Type t, Type f32) { return isLowPrecision(t) ? f32 : t; }
 
 /// An f32 tensor holding `init` (a low-precision tensor) extended: a fill
 /// of the extended value where `init` is a fill, else an elementwise extf.
-Value extendInit(OpBuilder &b, Location loc, Value init) {
+Value extendTensor(OpBuilder &b, Location loc, Value init) {
   auto type = cast<RankedTensorType>(init.getType());
   Type f32 = b.getF32Type();
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, init);
@@ -136,19 +136,38 @@ Value truncateResult(OpBuilder &b, Location loc, Value value,
       .getResult(0);
 }
 
-/// Rebuilds a named op with f32 accumulators (its region builder casts the
-/// inputs), or returns null where it has no region builder.
+/// Whether `op` is a named op with reduction loops (a contraction, a
+/// convolution, a pooling) that reads a low-precision tensor.
+bool isNamedReductionOnLowPrecision(linalg::LinalgOp op) {
+  return !isa<linalg::GenericOp>(op.getOperation()) &&
+         op.getNumReductionLoops() > 0 &&
+         llvm::any_of(op.getDpsInputs(), [](Value v) {
+           return isa<RankedTensorType>(v.getType()) &&
+                  isLowPrecision(v.getType());
+         });
+}
+
+/// Rebuilds a named op on f32 inputs (low-precision ones extended by an
+/// elementwise op, a constant's at compile time by the front end's constant
+/// folding) and with f32 accumulators, or returns null where it has no
+/// region builder. The rules then see an f32 contraction: the matmuls'
+/// packing and register tiles, the convolutions' im2col, as for f32.
 Operation *rebuildNamed(RewriterBase &rewriter, linalg::LinalgOp op,
                         ArrayRef<bool> widened) {
   auto regionBuilder = op.getRegionBuilder();
   if (!regionBuilder)
     return nullptr;
   Location loc = op.getLoc();
-  SmallVector<Value> inits;
+  SmallVector<Value> inputs, inits;
+  for (Value in : op.getDpsInputs())
+    inputs.push_back(isa<RankedTensorType>(in.getType()) &&
+                             isLowPrecision(in.getType())
+                         ? extendTensor(rewriter, loc, in)
+                         : in);
   for (auto [init, w] : llvm::zip(op.getDpsInits(), widened))
-    inits.push_back(w ? extendInit(rewriter, loc, init) : init);
+    inits.push_back(w ? extendTensor(rewriter, loc, init) : init);
   OperationState state(loc, op->getName());
-  state.addOperands(op.getDpsInputs());
+  state.addOperands(inputs);
   state.addOperands(inits);
   state.addAttributes(op->getAttrs());
   for (Value init : inits)
@@ -156,7 +175,7 @@ Operation *rebuildNamed(RewriterBase &rewriter, linalg::LinalgOp op,
   Region *region = state.addRegion();
   Block *block = new Block();
   region->push_back(block);
-  for (Value v : llvm::concat<Value>(llvm::to_vector(op.getDpsInputs()), inits))
+  for (Value v : llvm::concat<Value>(inputs, inits))
     block->addArgument(getElementTypeOrSelf(v.getType()), loc);
   ImplicitLocOpBuilder b(loc, rewriter);
   b.setInsertionPointToStart(block);
@@ -173,7 +192,7 @@ Operation *rebuildGeneric(RewriterBase &rewriter, linalg::GenericOp op,
   Type f32 = rewriter.getF32Type();
   SmallVector<Value> inits;
   for (auto [init, w] : llvm::zip(op.getDpsInits(), widened))
-    inits.push_back(w ? extendInit(rewriter, loc, init) : init);
+    inits.push_back(w ? extendTensor(rewriter, loc, init) : init);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange(ValueRange(inits)), op.getDpsInputs(), inits,
       op.getIndexingMapsArray(), op.getIteratorTypesArray());
@@ -204,7 +223,7 @@ Operation *rebuildGeneric(RewriterBase &rewriter, linalg::GenericOp op,
         f32Of.map(v, arith::ExtFOp::create(rewriter, v.getLoc(), f32, v));
   for (Operation &inner : old->without_terminator()) {
     if (auto ext = dyn_cast<arith::ExtFOp>(inner)) {
-      Value in = f32Of.lookup(ext.getIn());
+      Value in = f32Of.lookupOrDefault(ext.getIn());
       f32Of.map(ext.getResult(),
                 in.getType() == ext.getType()
                     ? in
@@ -214,7 +233,7 @@ Operation *rebuildGeneric(RewriterBase &rewriter, linalg::GenericOp op,
       continue;
     }
     if (auto trunc = dyn_cast<arith::TruncFOp>(inner)) {
-      Value in = f32Of.lookup(trunc.getIn());
+      Value in = f32Of.lookupOrDefault(trunc.getIn());
       Type to = widen(trunc.getType(), f32);
       f32Of.map(trunc.getResult(),
                 in.getType() == to
@@ -241,17 +260,25 @@ Operation *rebuildGeneric(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<Value> yielded;
   for (auto [i, v] : llvm::enumerate(yield.getValues())) {
     Type want = body->getArgument(numInputs + i).getType();
-    Value f = f32Of.lookup(v);
+    Value f = f32Of.lookupOrDefault(v);
     if (f.getType() == want) {
       yielded.push_back(f);
       continue;
     }
-    // A low-precision value passed through: the argument itself.
-    if (isa<BlockArgument>(v) && same.lookup(v).getType() == want) {
-      yielded.push_back(same.lookup(v));
+    // A low-precision value passed through: the argument itself, or the
+    // value from outside the body.
+    Value kept = same.lookupOrDefault(v);
+    bool fromBody = v.getParentBlock() == old && !isa<BlockArgument>(v);
+    if (!fromBody && kept.getType() == want) {
+      yielded.push_back(kept);
       continue;
     }
-    yielded.push_back(arith::TruncFOp::create(rewriter, yield.getLoc(), want, f));
+    if (isLowPrecision(f.getType()))
+      f = arith::ExtFOp::create(rewriter, yield.getLoc(), rewriter.getF32Type(), f);
+    yielded.push_back(
+        f.getType() == want
+            ? f
+            : arith::TruncFOp::create(rewriter, yield.getLoc(), want, f).getResult());
   }
   linalg::YieldOp::create(rewriter, yield.getLoc(), yielded);
   return generic;
@@ -265,7 +292,8 @@ struct ComputeInF32Pass
       if (!op.hasPureTensorSemantics())
         return;
       SmallVector<bool> acc = getAccumulatingInits(op);
-      if (llvm::is_contained(acc, true) || computesInLowPrecision(op))
+      if (llvm::is_contained(acc, true) || computesInLowPrecision(op) ||
+          isNamedReductionOnLowPrecision(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

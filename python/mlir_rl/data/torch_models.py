@@ -148,7 +148,7 @@ class BertLayer(nn.Module):
         q, k, v = (t.reshape(b, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
         scores = q @ k.transpose(-1, -2) / math.sqrt(d)
         if causal:
-            mask = torch.full((s, s), float("-inf")).triu(1)
+            mask = torch.full((s, s), float("-inf"), dtype=x.dtype).triu(1)
             scores = scores + mask
         ctx = torch.softmax(scores, dim=-1) @ v
         return self.out(ctx.transpose(1, 2).reshape(b, s, h))

@@ -21,11 +21,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import zlib
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 DTYPES = ("f32", "f64", "i32", "i64")
 DTYPE_WEIGHTS = (0.7, 0.1, 0.1, 0.1)
+# One f32 program in BF16_EVERY is drawn as the same program on bf16 data
+# (with GenConfig.bf16)
+# (chosen by its origin, not the stream's draws: the other programs stay
+# as they were).
+BF16_EVERY = 8
 # Odd, prime and power-of-two sizes; 1 often (a degenerate loop). 67, 100
 # and 197 (ViT's tokens): contractions whose rows or columns, 64 or more and
 # not a multiple of 32, the front end splits (mlir-rl-pad-to-tiles).
@@ -38,7 +44,7 @@ MAX_ITERATIONS = 1_500_000  # per op's iteration space
 
 
 def _is_float(dtype: str) -> bool:
-    return dtype.startswith("f")
+    return dtype.startswith("f") or dtype == "bf16"
 
 
 @dataclass(frozen=True)
@@ -210,6 +216,8 @@ def _identity(rank: int) -> str:
 
 
 def _const(value: str, dtype: str) -> str:
+    if dtype == "bf16" and value in ("lowest", "highest"):
+        return "0xFF7F" if value == "lowest" else "0x7F7F"  # bf16's finite extremes
     if _is_float(dtype):
         return {"zero": "0.0", "one": "1.0", "two": "2.0", "half": "0.5",
                 "lowest": "-3.40282347E+38" if dtype == "f32" else "-1.7976931348623157E+308",
@@ -517,6 +525,10 @@ class GenConfig:
     max_nodes: int = 6
     zero_size_probability: float = 0.04
     dtypes: tuple[str, ...] = DTYPES
+    # program_for draws some f32 programs as bf16 ones (the fuzzer's runs;
+    # off by default: a bf16 program's reference is not the IR as written,
+    # see fuzz/worker.computed_in_f32)
+    bf16: bool = False
 
 
 class _Builder:
@@ -852,7 +864,24 @@ def random_program(rng: random.Random, cfg: Optional[GenConfig] = None,
     return prog._without_unused_args()
 
 
+def with_dtype(program: FuzzProgram, dtype: str) -> FuzzProgram:
+    """``program`` with its float tensors of another type (the same ops)."""
+    d = program.to_json()
+    swap = (lambda t: dtype if t == program.dtype else t)
+    d["dtype"] = dtype
+    d["args"] = [[shape, swap(t)] for shape, t in d["args"]]
+    for n in d["nodes"]:
+        n["results"] = [[shape, swap(t)] for shape, t in n["results"]]
+    return FuzzProgram.from_json(d)
+
+
 def program_for(seed: int, index: int, cfg: Optional[GenConfig] = None) -> FuzzProgram:
-    """Program ``index`` of the stream seeded ``seed`` (reproducible alone)."""
-    return random_program(random.Random(f"mlir-rl-fuzz/{seed}/{index}"), cfg,
-                          origin=f"{seed}/{index}")
+    """Program ``index`` of the stream seeded ``seed`` (reproducible alone);
+    one f32 program in BF16_EVERY (by its origin) on bf16 data."""
+    origin = f"{seed}/{index}"
+    program = random_program(random.Random(f"mlir-rl-fuzz/{seed}/{index}"), cfg, origin=origin)
+    cfg = cfg or GenConfig()
+    if (program.dtype == "f32" and cfg.bf16
+            and zlib.crc32(origin.encode()) % BF16_EVERY == 0):
+        program = with_dtype(program, "bf16")
+    return program

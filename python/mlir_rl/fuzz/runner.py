@@ -343,7 +343,7 @@ def run_fuzz(cfg: FuzzConfig, argv: Optional[list[str]] = None) -> dict:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     wcfg = WorkerConfig(threads=cfg.threads, model=cfg.model)
-    gcfg = GenConfig(max_nodes=cfg.max_nodes)
+    gcfg = GenConfig(max_nodes=cfg.max_nodes, bf16=True)
     log = (lambda s: None) if cfg.quiet else (lambda s: print(s, flush=True))
     start = time.monotonic()
     deadline = start + cfg.minutes * 60
