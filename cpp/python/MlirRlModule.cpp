@@ -711,7 +711,8 @@ NB_MODULE(_core, m) {
           },
           "seed"_a = 0,
           "The inputs Program.time gives this function for `seed` (numpy "
-          "arrays of the signature's shapes and dtypes).");
+          "arrays of the signature's shapes and dtypes; bf16 inputs as "
+          "float32 arrays of bf16 values, numpy having no bf16).");
   m.def(
       "compile_function",
       [](const std::string &text, const std::string &function, int threads,

@@ -459,13 +459,17 @@ SUITE_TITLES = {
     "fresh": "A second unseen set, at shapes no other suite or split uses",
     "models": "Whole models imported with torch-mlir, through the pass (its default pipeline) and the lowering",
     "torch-compile": "Whole models through torch.compile(backend=\"mlir_rl\")",
+    "torch-compile-bf16": "Whole models in bfloat16 through torch.compile(backend=\"mlir_rl\")",
+    "torch-compile-f16": "Whole models in float16 through torch.compile(backend=\"mlir_rl\")",
 }
 
 
 # Short names for the README's overview table.
 SUITE_NAMES = {"ops": "operator suite", "unseen": "unseen kernels",
                "fresh": "second unseen set", "models": "whole models (torch-mlir, the pass)",
-               "torch-compile": "torch.compile(backend=\"mlir_rl\")"}
+               "torch-compile": "torch.compile(backend=\"mlir_rl\")",
+               "torch-compile-bf16": "torch.compile(backend=\"mlir_rl\"), bf16",
+               "torch-compile-f16": "torch.compile(backend=\"mlir_rl\"), f16"}
 
 
 def suite_title(suite: str) -> str:

@@ -45,6 +45,13 @@ def _flat(out):
 DTYPES = {"float32": 1e-3, "bfloat16": 1.6e-2, "float16": 1e-3}
 
 
+def suite_of(dtype: str) -> str:
+    """The result document's suite: one per dtype (``mlir-rl report`` keeps
+    one document per suite)."""
+    return {"float32": "torch-compile", "bfloat16": "torch-compile-bf16",
+            "float16": "torch-compile-f16"}[dtype]
+
+
 def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int = 2,
         cache_dir: str = "", search: int = 0, tuning_db: str = "",
         progress: bool = True, command: str = "", processes: int = 1,
@@ -216,7 +223,7 @@ def result_document(rows: list[dict], runs: int, warmup: int, threads: int, sear
         kernels.append({"name": r["name"], "input": r["input"], "runs": runs,
                         "graphs": r["graphs"], "fallbacks": r["fallbacks"],
                         "fallback_reasons": r["fallback_reasons"], "figures": figures})
-    return R.new_result("torch-compile", "eager", ["eager", "inductor", "mlir-rl"], kernels,
+    return R.new_result(suite_of(dtype), "eager", ["eager", "inductor", "mlir-rl"], kernels,
                         threads, command=command,
                         settings={"runs": runs, "warmup": warmup, "search": search,
                                   "processes": processes, "dtype": dtype,
