@@ -9,7 +9,9 @@
 #      utilities), which no binary names as a dependency;
 #   3. auditwheel repair copies every shared library the binaries need and
 #      the manylinux policy does not promise (libMLIR, libLLVM and theirs)
-#      into mlir_rl.libs/ and points the binaries there.
+#      into mlir_rl.libs/ and points the binaries there;
+#   4. scripts/wheel_licenses.py adds each bundled library's licence (its
+#      Debian package's copyright file) to the wheel's dist-info/licenses/.
 #
 # The result installs with `pip install mlir_rl-*.whl` (its dependencies
 # from PyPI) and runs the pass, the driver and torch.compile(backend=
@@ -39,5 +41,10 @@ mkdir -p "$out"
 # the search path from here)
 llvm_lib="$("$PY" -c 'from mlir_rl.paths import llvm_lib_dir; print(llvm_lib_dir())')"
 AUDITWHEEL_LD_LIBRARY_PATH="$llvm_lib" "$PY" -m auditwheel repair --plat "${MLIR_RL_WHEEL_PLAT:-manylinux_2_36_x86_64}" \
-  -w "$out" "$with_runtime"
+  -w "$tmp/repaired" "$with_runtime"
+repaired="$(ls "$tmp"/repaired/mlir_rl-*.whl)"
+
+echo "build-wheel: the bundled libraries' licences"
+"$PY" scripts/wheel_licenses.py "$repaired"
+mv "$repaired" "$out/"
 ls -la "$out"/mlir_rl-*.whl

@@ -94,6 +94,29 @@ def test_wheel_carries_llvm_mlir_and_the_jit_runtime(wheel):
     assert not [n for n in names if ".data/scripts/" in n]
 
 
+def test_wheel_carries_the_licences_of_what_it_bundles(wheel):
+    z = zipfile.ZipFile(wheel)
+    names = z.namelist()
+    bundled = sorted(n for n in names if n.startswith(("mlir_rl.libs/", "mlir_rl/lib/"))
+                     and ".so" in n)
+    listing = next(n for n in names if n.endswith(".dist-info/licenses/BUNDLED.txt"))
+    lines = dict(line.split(": ", 1) for line in z.read(listing).decode().splitlines()
+                 if line.startswith("mlir_rl"))
+    # Every bundled library is named with the package it came from ...
+    assert sorted(lines) == bundled and len(bundled) >= 8, (sorted(lines), bundled)
+    packages = {v.split(" (")[0] for v in lines.values()}
+    assert {"libllvm22", "libmlir-22"} <= packages, packages
+    # ... and that package's licence is in the wheel, recorded.
+    record = z.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
+    for p in packages:
+        name = listing.replace("BUNDLED.txt", f"{p}.copyright")
+        text = z.read(name).decode(errors="replace")
+        assert re.search(r"(?i)copyright|license", text), p
+        assert name + ",sha256=" in record, name
+    llvm = z.read(listing.replace("BUNDLED.txt", "libllvm22.copyright")).decode()
+    assert "Apache" in llvm
+
+
 def test_wheel_alone_runs_torch_compile_without_llvm(wheel, tmp_path):
     if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
         pytest.skip("no mount namespaces here (unshare -m needs root): cannot hide LLVM 22")
