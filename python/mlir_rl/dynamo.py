@@ -19,6 +19,10 @@ Rules:
   with one warning that says why and names the op where one is to blame.
 - Every compiled graph is run once on its example inputs and compared with
   eager; a mismatch falls back to eager. It never returns a wrong result.
+- A graph of symbolic sizes (dynamo makes one when a module is called with
+  a second shape) is compiled for each shape it runs with, its sizes bound:
+  at most ``shape_limit`` (8) shapes, then new ones run eagerly, with one
+  warning.
 - The scheduled IR is cached on disk by a hash of the graph, its input
   specs (and frozen weights), the policy and the options
   (``$MLIR_RL_CACHE_DIR`` or ``~/.cache/mlir-rl/torch``): a second compile
@@ -69,6 +73,7 @@ class Options:
     cache_dir: str = ""          # "": $MLIR_RL_CACHE_DIR or ~/.cache/mlir-rl/torch
     check: bool = True           # compare with eager once, on the example inputs
     freeze: bool = True          # backend: the module's weights as constants (guarded)
+    shape_limit: int = 8         # backend, dynamic shapes: shapes compiled per graph
     rtol: float = 1e-3           # the check's tolerance (outputs_match's rule)
 
     def resolved_threads(self) -> int:
@@ -468,7 +473,7 @@ def _write_graph_index(gkey: str, compiled: CompiledGraph, options: Options) -> 
 def _fallback(reason: str, eager: Callable) -> Callable:
     stats.fallbacks += 1
     stats.reasons.append(reason)
-    warnings.warn(f"mlir_rl: running this graph eagerly: {reason}", RuntimeWarning, stacklevel=3)
+    warnings.warn(f"mlir_rl: running this graph eagerly: {reason}", RuntimeWarning, stacklevel=4)
     return eager
 
 
@@ -484,10 +489,11 @@ def _weight_inputs(gm, example_inputs) -> list[int]:
             if isinstance(a, torch.nn.Parameter) or "_parameters_" in n or "_buffers_" in n]
 
 
-def _Frozen(gm, example_inputs, weights):
+def _Frozen(gm, example_inputs, weights, scalars=()):
     """``gm`` with its weight inputs bound as buffers (torch.export lifts
-    them, torch-mlir freezes them into the IR): a module of the other
-    inputs."""
+    them, torch-mlir freezes them into the IR) and its ``scalars`` inputs
+    (the sizes of a dynamic graph) bound to their values: a module of the
+    other inputs."""
     import torch
 
     class Frozen(torch.nn.Module):
@@ -496,6 +502,7 @@ def _Frozen(gm, example_inputs, weights):
             self.gm = gm
             self.count = len(example_inputs)
             self.index = {i: j for j, i in enumerate(weights)}
+            self.scalars = {i: int(example_inputs[i]) for i in scalars}
             self.tensors = [example_inputs[i] for i in weights]
             self.versions = [t._version for t in self.tensors]
             for j, i in enumerate(weights):
@@ -503,9 +510,14 @@ def _Frozen(gm, example_inputs, weights):
 
         def forward(self, *user):
             it = iter(user)
-            args = [getattr(self, f"w{self.index[i]}") if i in self.index else next(it)
+            args = [getattr(self, f"w{self.index[i]}") if i in self.index
+                    else self.scalars[i] if i in self.scalars else next(it)
                     for i in range(self.count)]
             return self.gm(*args)
+
+        def user_inputs(self, args):
+            return [a for i, a in enumerate(args)
+                    if i not in self.index and i not in self.scalars]
 
     return Frozen()
 
@@ -534,7 +546,82 @@ class _Guarded:
                                   "or use make_backend(freeze=False))", RuntimeWarning,
                                   stacklevel=2)
                 return self.gm(*args)
-        return self.compiled(*[a for i, a in enumerate(args) if i not in f.index])
+        return self.compiled(*f.user_inputs(args))
+
+
+def _is_dynamic(example_inputs) -> bool:
+    """Whether dynamo hands over a graph of symbolic sizes (it does from a
+    module's second shape on: automatic dynamic shapes)."""
+    import torch
+    return any(isinstance(a, torch.SymInt) or
+               (isinstance(a, torch.Tensor) and not all(isinstance(d, int) for d in a.shape))
+               for a in example_inputs)
+
+
+class _PerShape:
+    """A graph of symbolic sizes, compiled for each shape it is called with:
+    at most ``options.shape_limit`` shapes (one warning at the limit; the
+    shapes after it run eagerly). The sizes dynamo passes as integer inputs
+    are bound to their values, each shape's graph is exported with static
+    shapes and compiled as any other (the disk caches included)."""
+
+    def __init__(self, gm, options: Options):
+        self.gm, self.options = gm, options
+        self.graphs: dict = {}
+        self.warned = False
+
+    def __call__(self, *args):
+        import torch
+        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else ("int", int(a))
+                    for a in args)
+        fn = self.graphs.get(key)
+        if fn is None:
+            if len(self.graphs) >= self.options.shape_limit:
+                if not self.warned:
+                    self.warned = True
+                    warnings.warn(f"mlir_rl: this graph has been compiled for "
+                                  f"{len(self.graphs)} shapes (the limit, "
+                                  "make_backend(shape_limit=N)): other shapes run eagerly",
+                                  RuntimeWarning, stacklevel=2)
+                return self.gm(*args)
+            scalars = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
+            fn = self.graphs[key] = _compile_graph(self.gm, list(args), self.options, scalars)
+        return fn(*args)
+
+
+def _compile_graph(gm, example_inputs, options: Options, scalars=()) -> Callable:
+    """``gm`` compiled for ``example_inputs`` (its ``scalars`` positions
+    bound to their values), or ``gm`` itself with a warning saying why not."""
+    import torch
+    start = time.perf_counter()
+    try:
+        _check_inputs([a for i, a in enumerate(example_inputs) if i not in scalars])
+        weights = _weight_inputs(gm, example_inputs) if options.freeze else []
+        gkey = None if scalars else _graph_key(gm, example_inputs, weights, options)
+        if weights or scalars:
+            frozen = _Frozen(gm, example_inputs, weights, scalars)
+            user = frozen.user_inputs(example_inputs)
+            reference = frozen
+        else:
+            frozen, user, reference = None, list(example_inputs), gm
+        graph = _from_graph_index(gkey, user, reference, options) if gkey else None
+        if graph is None:
+            if frozen is not None:
+                with torch.no_grad():
+                    ep = torch.export.export(frozen, tuple(user), strict=False)
+            else:
+                ep = torch.export.export(gm, tuple(user), strict=False)
+            graph = compile_exported(ep, user, reference, options)
+            if gkey:
+                _write_graph_index(gkey, graph, options)
+        return _Guarded(graph, frozen, gm) if frozen is not None else graph
+    except CompileFailure as e:
+        return _fallback(str(e), gm.forward)
+    except Exception as e:  # export errors: the graph is not ours to judge
+        return _fallback(f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
+                         gm.forward)
+    finally:
+        stats.seconds += time.perf_counter() - start
 
 
 def make_backend(**kwargs) -> Callable:
@@ -543,37 +630,9 @@ def make_backend(**kwargs) -> Callable:
     options = Options(**kwargs)
 
     def backend(gm, example_inputs):
-        import torch
-        start = time.perf_counter()
-        try:
-            _check_inputs(example_inputs)
-            weights = _weight_inputs(gm, example_inputs) if options.freeze else []
-            gkey = _graph_key(gm, example_inputs, weights, options)
-            if weights:
-                frozen = _Frozen(gm, example_inputs, weights)
-                user = [a for i, a in enumerate(example_inputs) if i not in frozen.index]
-                reference = frozen
-            else:
-                frozen, user, reference = None, list(example_inputs), gm
-            graph = _from_graph_index(gkey, user, reference, options) if gkey else None
-            if graph is None:
-                if frozen is not None:
-                    with torch.no_grad():
-                        ep = torch.export.export(frozen, tuple(user), strict=False)
-                else:
-                    ep = torch.export.export(gm, tuple(user), strict=False)
-                graph = compile_exported(ep, user, reference, options)
-                if gkey:
-                    _write_graph_index(gkey, graph, options)
-            compiled = _Guarded(graph, frozen, gm) if frozen is not None else graph
-        except CompileFailure as e:
-            return _fallback(str(e), gm.forward)
-        except Exception as e:  # export errors: the graph is not ours to judge
-            return _fallback(f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
-                             gm.forward)
-        finally:
-            stats.seconds += time.perf_counter() - start
-        return compiled
+        if _is_dynamic(example_inputs):
+            return _PerShape(gm, options)
+        return _compile_graph(gm, example_inputs, options)
 
     return backend
 

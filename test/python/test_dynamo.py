@@ -312,6 +312,25 @@ def test_bf16_and_f16_models_compile_and_match_eager(cls, shape, dtype):
         assert ours <= 2 * eagers + 1e-6, (ours, eagers)
 
 
+def test_dynamic_shapes_are_compiled_per_shape_up_to_the_limit():
+    """From a module's second shape on dynamo hands over a graph of
+    symbolic sizes: each shape is compiled (bound, exported static), a shape
+    seen before reuses its code, and past shape_limit new shapes run
+    eagerly with one warning."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)).eval()
+    f = torch.compile(m, backend=D.make_backend(shape_limit=2))
+    with warnings.catch_warnings(record=True) as w, torch.no_grad():
+        warnings.simplefilter("always")
+        for rows in (4, 8, 16, 8, 32, 16, 64):
+            x = torch.randn(rows, 16)
+            assert torch.allclose(f(x), m(x), rtol=1e-4, atol=1e-5), rows
+    msgs = [str(i.message) for i in w if "mlir_rl" in str(i.message)]
+    # 4 as a static graph; 8 and 16 through the dynamic one; 32, 64 eager.
+    assert D.stats.compiled == 3 and D.stats.fallbacks == 0, D.stats
+    assert len(msgs) == 1 and "2 shapes" in msgs[0], msgs
+
+
 def test_autograd_falls_back_rather_than_dropping_gradients():
     m = nn.Linear(4, 3)
     x = torch.randn(2, 4)
