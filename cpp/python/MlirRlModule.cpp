@@ -81,7 +81,10 @@ void checkBuffers(const FunctionSignature &sig, std::vector<Array> &inputs,
                                        (uint8_t)nb::dlpack::dtype_code::Float,
                                        16, 1}
                                   : nb::dtype<int64_t>();
-    bool ok = a.dtype() == want && a.ndim() == t.shape.size();
+    // numpy has no bf16: a uint16 array holds a bf16 tensor's bits.
+    bool ok = (a.dtype() == want ||
+               (t.elementType == "bf16" && a.dtype() == nb::dtype<uint16_t>())) &&
+              a.ndim() == t.shape.size();
     for (size_t i = 0; ok && i < t.shape.size(); ++i)
       ok = (int64_t)a.shape(i) == t.shape[i];
     if (!ok) {
@@ -692,9 +695,14 @@ NB_MODULE(_core, m) {
                                shape); // rank 0: [1], reshaped below
               };
               nb::object a;
-              // bf16 as float32 arrays of bf16 values (numpy has no bf16).
-              if (t.elementType == "f32" || t.elementType == "bf16")
+              // bf16 as uint16 arrays of its bits (numpy has no bf16).
+              if (t.elementType == "f32")
                 a = nb::cast(cast(float{}));
+              else if (t.elementType == "bf16")
+                a = nb::cast(cast(float{}))
+                        .attr("view")("uint32")
+                        .attr("__rshift__")(16)
+                        .attr("astype")("uint16");
               else if (t.elementType == "f16")
                 a = nb::cast(cast(float{})).attr("astype")("float16");
               else if (t.elementType == "f64")
@@ -711,8 +719,9 @@ NB_MODULE(_core, m) {
           },
           "seed"_a = 0,
           "The inputs Program.time gives this function for `seed` (numpy "
-          "arrays of the signature's shapes and dtypes; bf16 inputs as "
-          "float32 arrays of bf16 values, numpy having no bf16).");
+          "arrays of the signature's shapes and dtypes; a bf16 input as a "
+          "uint16 array of its bits, which the function also takes, numpy "
+          "having no bf16).");
   m.def(
       "compile_function",
       [](const std::string &text, const std::string &function, int threads,

@@ -285,6 +285,19 @@ class Timing:
         return float(np.min(self.seconds)), float(np.max(self.seconds))
 
 
+#: The relative tolerance of outputs of these element types (torch.testing's):
+#: a bf16 or f16 program computed in f32 in another order, rounded where it
+#: stores, is a few units in the last place from the reference.
+LOW_PRECISION_RTOL = {"bf16": 1.6e-2, "f16": 1e-3}
+
+
+def output_rtol(element_types: Sequence[str], default: float = 1e-4) -> float:
+    """outputs_match's tolerance for outputs of ``element_types`` (the JIT's
+    names: "f32", "bf16", ...): ``default``, or the loosest low-precision
+    type's."""
+    return max([default] + [LOW_PRECISION_RTOL.get(t, 0.0) for t in element_types])
+
+
 def outputs_match(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
                   rtol: float = 1e-4, atol_scale: float = 1e-4) -> tuple[bool, float]:
     """Compare outputs with a tolerance for reassociated float sums.

@@ -131,9 +131,8 @@ def _check_rtol(options: "Options", expected) -> float:
     """The check's tolerance: the option's, or torch.testing's for bf16 and
     f16 outputs (eager rounds after every op, the compiled graph where it
     stores, in f32 between: a few units in the last place apart)."""
-    import torch
-    low = {torch.bfloat16: 1.6e-2, torch.float16: 1e-3}
-    return max([options.rtol] + [low.get(e.dtype, 0.0) for e in expected])
+    from mlir_rl.core import output_rtol
+    return output_rtol([_dtypes().get(e.dtype, "") for e in expected], options.rtol)
 
 
 def _torch_dtype(name: str):

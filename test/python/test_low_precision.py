@@ -87,14 +87,26 @@ def test_the_front_end_runs_compute_in_f32_first():
         f32, compute_in_f32=False)
 
 
-def test_bf16_random_inputs_are_float32_arrays_of_bf16_values():
-    m = mlir_rl.Module.parse(PROGRAM.replace("T", "bf16"))
+def test_bf16_runs_on_numpy_arrays_of_its_bits():
+    """numpy has no bf16: random_inputs gives a bf16 input as uint16 bits,
+    the function takes such arrays (and writes its bf16 results so), and
+    time_compiled's outputs equal Module.time's."""
+    from mlir_rl.bench.timing import output_buffers, time_compiled
+    m = mlir_rl.Module.parse(mlir_rl.prepare(PROGRAM.replace("T", "bf16")))
+    m.schedule_with_policy()
     f = m.compile(threads=1)
     assert [i["dtype"] for i in f.signature["inputs"]] == ["bf16"] * 3
-    x = f.random_inputs(0)[0]
-    assert x.dtype == np.float32
-    bits = x.view(np.uint32)
-    assert np.all(bits & 0xFFFF == 0)  # the low half of a bf16 value's f32
+    xs = f.random_inputs(3)
+    assert all(x.dtype == np.uint16 for x in xs)
+    outs = output_buffers(f)
+    assert [o.dtype for o in outs] == [np.uint16, np.uint16]
+    f.time(xs, outs, 1, 0)
+    [t] = time_compiled([f], rounds=1, runs=1, warmup=0, seed=3)
+    ref = m.time(runs=1, warmup=0, threads=1, seed=3)
+    ok, err = mlir_rl.outputs_match(t.outputs, ref.outputs, rtol=0, atol_scale=0)
+    assert ok, err
+    # The inputs decoded are the values Module.time used.
+    assert all(np.array_equal(a, b) for a, b in zip(t.inputs, ref.inputs))
 
 
 def test_the_fuzzer_draws_bf16_programs_and_checks_them():

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -91,10 +92,38 @@ bool isRetypable(linalg::GenericOp op) {
 Type widen(Type t, Type f32) { return isLowPrecision(t) ? f32 : t; }
 
 /// An f32 tensor holding `init` (a low-precision tensor) extended: a fill
-/// of the extended value where `init` is a fill, else an elementwise extf.
+/// of the extended value where `init` is a fill; the pad or reshape of its
+/// source extended where it is one (a convolution's padded input: the
+/// extension then fuses into the op that makes the source, and the padding
+/// into it as for f32); else an elementwise extf.
 Value extendTensor(OpBuilder &b, Location loc, Value init) {
   auto type = cast<RankedTensorType>(init.getType());
   Type f32 = b.getF32Type();
+  auto wide = RankedTensorType::get(type.getShape(), f32);
+  if (auto pad = init.getDefiningOp<tensor::PadOp>()) {
+    Value padValue = pad.getConstantPaddingValue();
+    Attribute cst;
+    Value value;
+    if (padValue && matchPattern(padValue, m_Constant(&cst)) &&
+        isa<FloatAttr>(cst))
+      value = arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(cast<FloatAttr>(cst).getValueAsDouble()));
+    else if (padValue && !pad.getRegion().isAncestor(padValue.getParentRegion()))
+      value = arith::ExtFOp::create(b, loc, f32, padValue);
+    if (value)
+      return tensor::PadOp::create(b, loc, wide,
+                                   extendTensor(b, loc, pad.getSource()),
+                                   pad.getMixedLowPad(), pad.getMixedHighPad(),
+                                   value, pad.getNofold());
+  }
+  if (auto collapse = init.getDefiningOp<tensor::CollapseShapeOp>())
+    return tensor::CollapseShapeOp::create(
+        b, loc, wide, extendTensor(b, loc, collapse.getSrc()),
+        collapse.getReassociationIndices());
+  if (auto expand = init.getDefiningOp<tensor::ExpandShapeOp>())
+    return tensor::ExpandShapeOp::create(
+        b, loc, wide, extendTensor(b, loc, expand.getSrc()),
+        expand.getReassociationIndices(), expand.getMixedOutputShape());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, init);
   Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {

@@ -139,7 +139,9 @@ def bench_module(module: Module, schedule: str,
     base_t, sched_t = time_compiled(
         [m.compile(config.threads, config.function) for m in (baseline, scheduled)],
         rounds=rounds, runs=per_round, warmup=min(config.warmup, 1), seed=config.seed)
-    match, err = outputs_match(sched_t.outputs, base_t.outputs)
+    from mlir_rl.core import output_rtol
+    rtol = output_rtol([o["dtype"] for o in baseline.signature(config.function)["outputs"]])
+    match, err = outputs_match(sched_t.outputs, base_t.outputs, rtol=rtol, atol_scale=rtol)
     return BenchResult(
         file=module.name, schedule=scheduled.schedule,
         baseline_median_s=base_t.median, baseline_min_s=base_t.spread[0],
@@ -181,7 +183,10 @@ def output_buffers(fn) -> list:
     """Empty numpy arrays for a compiled function's (``Module.compile``)
     results, to pass to its ``time``."""
     import numpy as np
-    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
+    # bf16 as uint16 arrays of its bits (numpy has no bf16; the function
+    # takes them so).
+    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+              "bf16": np.uint16, "f16": np.float16}
     return [np.empty(o["shape"], dtype=dtypes[o["dtype"]]) for o in fn.signature["outputs"]]
 
 
@@ -211,6 +216,8 @@ def time_compiled(fns: list, rounds: int = 2, runs: int = 5, warmup: int = 1,
         raise ScheduleError(str(e)) from None
 
     def host(a):  # as Module.time returns tensors: float64, rank 0 as [1]
+        if a.dtype == np.uint16:  # bf16 bits
+            a = (a.astype(np.uint32) << 16).view(np.float32)
         return np.asarray(a, dtype=np.float64).reshape(a.shape or (1,))
 
     for t, ins, outs in zip(out, inputs, outputs):

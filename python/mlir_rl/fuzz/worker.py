@@ -250,7 +250,8 @@ def low_precision_rtol(text: str) -> float:
     """The outputs' tolerance: outputs_match's, or, for a program on bf16
     data, torch.testing's for bf16 (the schedules compute in f32 in another
     order, and round where they store)."""
-    return 1.6e-2 if "bf16" in text else 1e-4
+    from mlir_rl.core import output_rtol
+    return output_rtol(["bf16"] if "bf16" in text else [])
 
 
 def computed_in_f32(text: str) -> str:
