@@ -66,10 +66,14 @@ rebuildConstant(Attribute value, RankedTensorType outType, StringRef keySuffix,
     std::optional<std::vector<char>> out = rebuild(blob->getData());
     if (!out)
       return {};
+    // At least the new elements' alignment (an extension widens them).
+    size_t align = std::max<size_t>(
+        blob->getDataAlignment(),
+        std::max<size_t>(1, outType.getElementTypeBitWidth() / 8));
     return DenseResourceElementsAttr::get(
         outType, (handle.getKey() + keySuffix).str(),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(
-            *out, blob->getDataAlignment(), /*dataIsMutable=*/false));
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(*out, align,
+                                                      /*dataIsMutable=*/false));
   }
   return {};
 }
@@ -165,25 +169,7 @@ TypedAttr extendConstant(Attribute value, RankedTensorType outType,
     }
     return out;
   };
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    std::optional<std::vector<char>> out = extend(dense.getRawData());
-    return out ? DenseElementsAttr::getFromRawBuffer(outType, *out) : TypedAttr();
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    DenseResourceElementsHandle handle = resource.getRawHandle();
-    AsmResourceBlob *blob = handle.getBlob();
-    if (!blob)
-      return {};
-    std::optional<std::vector<char>> out = extend(blob->getData());
-    if (!out)
-      return {};
-    return DenseResourceElementsAttr::get(
-        outType, (handle.getKey() + keySuffix).str(),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(
-            *out, std::max<size_t>(blob->getDataAlignment(), alignof(float)),
-            /*dataIsMutable=*/false));
-  }
-  return {};
+  return rebuildConstant(value, outType, keySuffix, extend);
 }
 
 } // namespace mlir::rl
