@@ -91,6 +91,31 @@ bool isRetypable(linalg::GenericOp op) {
 
 Type widen(Type t, Type f32) { return isLowPrecision(t) ? f32 : t; }
 
+/// `value` converted elementwise to `element` by one generic: an extf to a
+/// wider type, a truncf to a narrower one.
+Value convertElements(OpBuilder &b, Location loc, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, element);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iters(type.getRank(),
+                                         utils::IteratorType::parallel);
+  bool wider = element.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{value},
+             ValueRange{empty}, ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value c = wider ? arith::ExtFOp::create(nb, nl, element, args[0])
+                                     .getResult()
+                               : arith::TruncFOp::create(nb, nl, element,
+                                                         args[0])
+                                     .getResult();
+               linalg::YieldOp::create(nb, nl, c);
+             })
+      .getResult(0);
+}
+
 /// An f32 tensor holding `init` (a low-precision tensor) extended: a fill
 /// of the extended value where `init` is a fill; the pad or reshape of its
 /// source extended where it is one (a convolution's padded input: the
@@ -124,45 +149,16 @@ Value extendTensor(OpBuilder &b, Location loc, Value init) {
     return tensor::ExpandShapeOp::create(
         b, loc, wide, extendTensor(b, loc, expand.getSrc()),
         expand.getReassociationIndices(), expand.getMixedOutputShape());
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, init);
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
     Value v = fill.getInputs()[0];
     if (isLowPrecision(v.getType()))
       v = arith::ExtFOp::create(b, loc, f32, v);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, init);
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
     return linalg::FillOp::create(b, loc, ValueRange{v}, ValueRange{empty})
         .getResult(0);
   }
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iters(type.getRank(),
-                                         utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{empty.getType()}, ValueRange{init},
-             ValueRange{empty}, ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value e = arith::ExtFOp::create(nb, nl, f32, args[0]);
-               linalg::YieldOp::create(nb, nl, e);
-             })
-      .getResult(0);
-}
-
-/// `value` (f32) rounded to `type`'s element type by an elementwise op.
-Value truncateResult(OpBuilder &b, Location loc, Value value,
-                     RankedTensorType type) {
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iters(type.getRank(),
-                                         utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{value}, ValueRange{empty},
-             ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value t = arith::TruncFOp::create(nb, nl, type.getElementType(),
-                                                 args[0]);
-               linalg::YieldOp::create(nb, nl, t);
-             })
-      .getResult(0);
+  return convertElements(b, loc, init, f32);
 }
 
 /// Whether `op` is a named op with reduction loops (a contraction, a
@@ -316,19 +312,19 @@ Operation *rebuildGeneric(RewriterBase &rewriter, linalg::GenericOp op,
 struct ComputeInF32Pass
     : public mlir::rl::impl::ComputeInF32Base<ComputeInF32Pass> {
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
+    // Each op with the inits that become f32 accumulators.
+    SmallVector<std::pair<linalg::LinalgOp, SmallVector<bool>>> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics())
         return;
-      SmallVector<bool> acc = getAccumulatingInits(op);
-      if (llvm::is_contained(acc, true) || computesInLowPrecision(op) ||
+      SmallVector<bool> widened = getAccumulatingInits(op);
+      if (llvm::is_contained(widened, true) || computesInLowPrecision(op) ||
           isNamedReductionOnLowPrecision(op))
-        ops.push_back(op);
+        ops.emplace_back(op, std::move(widened));
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
+    for (auto &[op, widened] : ops) {
       rewriter.setInsertionPoint(op);
-      SmallVector<bool> widened = getAccumulatingInits(op);
       Operation *now = nullptr;
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       // A named op that accumulates and computes nothing else in low
@@ -352,10 +348,9 @@ struct ComputeInF32Pass
       SmallVector<Value> results;
       for (auto [old, res, w] :
            llvm::zip(op->getResults(), now->getResults(), widened))
-        results.push_back(
-            w ? truncateResult(rewriter, op.getLoc(), res,
-                               cast<RankedTensorType>(old.getType()))
-              : res);
+        results.push_back(w ? convertElements(rewriter, op.getLoc(), res,
+                                              getElementTypeOrSelf(old))
+                            : res);
       rewriter.replaceOp(op, results);
     }
   }
