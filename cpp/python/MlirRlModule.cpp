@@ -13,6 +13,8 @@
 #include "mlir-rl/Tuning/Measure.h"
 #include "mlir-rl/Tuning/TuningDb.h"
 
+#include <cstring>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
@@ -695,15 +697,20 @@ NB_MODULE(_core, m) {
                                shape); // rank 0: [1], reshaped below
               };
               nb::object a;
-              // bf16 as uint16 arrays of its bits (numpy has no bf16).
-              if (t.elementType == "f32")
+              if (t.elementType == "f32") {
                 a = nb::cast(cast(float{}));
-              else if (t.elementType == "bf16")
-                a = nb::cast(cast(float{}))
-                        .attr("view")("uint32")
-                        .attr("__rshift__")(16)
-                        .attr("astype")("uint16");
-              else if (t.elementType == "f16")
+              } else if (t.elementType == "bf16") {
+                // As uint16 arrays of its bits (numpy has no bf16): the
+                // high half of each value's f32 bits (its values are bf16's).
+                std::vector<uint16_t> bits;
+                for (double v : t.data) {
+                  float f = (float)v;
+                  uint32_t u;
+                  std::memcpy(&u, &f, 4);
+                  bits.push_back((uint16_t)(u >> 16));
+                }
+                a = nb::cast(toNumpy(std::move(bits), shape));
+              } else if (t.elementType == "f16")
                 a = nb::cast(cast(float{})).attr("astype")("float16");
               else if (t.elementType == "f64")
                 a = nb::cast(cast(double{}));
