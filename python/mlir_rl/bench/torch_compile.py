@@ -40,16 +40,24 @@ def _flat(out):
 
 
 #: --dtype: the type the models' weights and floating-point inputs are cast
-#: to, as the JIT names it (their outputs' tolerance against eager's:
-#: core.output_rtol; eager rounds after every op, the compilers in between).
-DTYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+#: to (their outputs' tolerance against eager's: core.output_rtol; eager
+#: rounds after every op, the compilers in between).
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def _element_type(dtype: str) -> str:
+    """The JIT's name of a torch dtype's name ("bfloat16": "bf16")."""
+    import torch
+
+    from mlir_rl import dynamo as D
+    return D._dtypes()[getattr(torch, dtype)]
 
 
 def suite_of(dtype: str) -> str:
     """The result document's suite: one per dtype (``mlir-rl report`` keeps
-    one document per suite)."""
-    return {"float32": "torch-compile", "bfloat16": "torch-compile-bf16",
-            "float16": "torch-compile-f16"}[dtype]
+    one document per suite): torch-compile, torch-compile-bf16, ..."""
+    element = _element_type(dtype)
+    return "torch-compile" if element == "f32" else f"torch-compile-{element}"
 
 
 def run(models: Sequence[str] = (), runs: int = 5, warmup: int = 2, threads: int = 2,
@@ -155,7 +163,7 @@ def _run_rows(models: Sequence[str], runs: int, warmup: int, threads: int, cache
     backend = D.make_backend(search=search, tuning_db=tuning_db, cache_dir=cache_dir)
     rows = []
     from mlir_rl.core import output_rtol
-    torch_dtype, rtol = getattr(torch, dtype), output_rtol([DTYPES[dtype]], 1e-3)
+    torch_dtype, rtol = getattr(torch, dtype), output_rtol([_element_type(dtype)], 1e-3)
     for name in models:
         model = TM.build(name).to(torch_dtype)
         xs = tuple(x.to(torch_dtype) if x.is_floating_point() else x

@@ -27,10 +27,9 @@ from typing import Optional, Union
 
 DTYPES = ("f32", "f64", "i32", "i64")
 DTYPE_WEIGHTS = (0.7, 0.1, 0.1, 0.1)
-# One f32 program in BF16_EVERY is drawn as the same program on bf16 data
-# (with GenConfig.bf16)
-# (chosen by its origin, not the stream's draws: the other programs stay
-# as they were).
+# With GenConfig.bf16, one f32 program in BF16_EVERY is drawn as the same
+# program on bf16 data (chosen by its origin, not the stream's draws: the
+# other programs stay as they were).
 BF16_EVERY = 8
 # Odd, prime and power-of-two sizes; 1 often (a degenerate loop). 67, 100
 # and 197 (ViT's tokens): contractions whose rows or columns, 64 or more and
@@ -879,7 +878,7 @@ def program_for(seed: int, index: int, cfg: Optional[GenConfig] = None) -> FuzzP
     """Program ``index`` of the stream seeded ``seed`` (reproducible alone);
     one f32 program in BF16_EVERY (by its origin) on bf16 data."""
     origin = f"{seed}/{index}"
-    program = random_program(random.Random(f"mlir-rl-fuzz/{seed}/{index}"), cfg, origin=origin)
+    program = random_program(random.Random(f"mlir-rl-fuzz/{origin}"), cfg, origin=origin)
     cfg = cfg or GenConfig()
     if (program.dtype == "f32" and cfg.bf16
             and zlib.crc32(origin.encode()) % BF16_EVERY == 0):
