@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from wheel_runtime import record_line  # noqa: E402
+from wheel_runtime import add_files, dist_info  # noqa: E402
 
 # A grafted name: libNAME-<8 hex>.so[.N...] (auditwheel's hash of the file).
 _GRAFTED = re.compile(r"^(?P<stem>.+)-[0-9a-f]{8}(?P<suffix>\.so(\..*)?)$")
@@ -57,12 +57,10 @@ def debian_package(path: Path) -> str:
 
 def add_licenses(wheel: Path, lib_dir: Path) -> list[str]:
     """Rewrites `wheel` with the licences; returns the packages named."""
-    with zipfile.ZipFile(wheel) as src:
-        infos = src.infolist()
-        data = {i.filename: src.read(i.filename) for i in infos}
-    record_name = next(n for n in data if n.endswith(".dist-info/RECORD"))
-    dist_info = record_name.rsplit("/", 1)[0]
-    bundled = sorted(n for n in data
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    licenses = f"{dist_info(wheel)}/licenses"
+    bundled = sorted(n for n in names
                      if (n.startswith("mlir_rl.libs/") or n.startswith("mlir_rl/lib/"))
                      and ".so" in n)
     search = [lib_dir, Path("/usr/lib/x86_64-linux-gnu"), Path("/lib/x86_64-linux-gnu")]
@@ -75,28 +73,12 @@ def add_licenses(wheel: Path, lib_dir: Path) -> list[str]:
         copyright_file = Path("/usr/share/doc") / package / "copyright"
         if not copyright_file.is_file():
             raise SystemExit(f"wheel_licenses: {copyright_file} is missing")
-        added[f"{dist_info}/licenses/{package}.copyright"] = copyright_file.read_bytes()
+        added[f"{licenses}/{package}.copyright"] = copyright_file.read_bytes()
     lines = ["The shared libraries this wheel bundles, each with the Debian package it was",
              "built from; that package's copyright file (its licence) is beside this one.", ""]
     lines += [f"{name}: {owners[name]} ({package_version(owners[name])})" for name in bundled]
-    added[f"{dist_info}/licenses/BUNDLED.txt"] = ("\n".join(lines) + "\n").encode()
-    record = data[record_name].decode().rstrip("\n").split("\n")
-    record = [r for r in record if r.split(",", 1)[0] not in added]
-    for name, blob in added.items():
-        record.insert(len(record) - 1, record_line(name, blob))
-    tmp = wheel.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in infos:
-            if info.filename == record_name or info.filename in added:
-                continue
-            dst.writestr(info, data[info.filename])
-        for name, blob in added.items():
-            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            dst.writestr(info, blob)
-        dst.writestr(record_name, "\n".join(record) + "\n")
-    tmp.replace(wheel)
+    added[f"{licenses}/BUNDLED.txt"] = ("\n".join(lines) + "\n").encode()
+    add_files(wheel, wheel, added, 0o644)
     return sorted(set(owners.values()))
 
 

@@ -24,32 +24,45 @@ def record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def add_runtime(wheel: Path, out_dir: Path, lib_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / wheel.name
-    with zipfile.ZipFile(wheel) as src, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        record_name = next(n for n in src.namelist() if n.endswith(".dist-info/RECORD"))
-        added = []
-        for name in RUNTIME_LIBRARIES:
-            path = (lib_dir / name).resolve()  # libomp.so is a link to libomp.so.5
-            if not path.is_file():
-                raise SystemExit(f"wheel_runtime: {lib_dir / name} is missing "
-                                 "(apt-get install libomp-22-dev libmlir-22-dev)")
-            added.append((f"mlir_rl/lib/{name}", path.read_bytes()))
+def dist_info(wheel: Path) -> str:
+    """The wheel's .dist-info directory."""
+    with zipfile.ZipFile(wheel) as z:
+        return next(n for n in z.namelist() if n.endswith(".dist-info/RECORD")).rsplit("/", 1)[0]
+
+
+def add_files(wheel: Path, out: Path, files: dict[str, bytes], mode: int) -> Path:
+    """``wheel`` written to ``out`` (which may be ``wheel`` itself) with
+    ``files`` (name: contents, permissions ``mode``) added or replaced and
+    recorded in its RECORD."""
+    tmp = out.with_name(out.name + ".tmp")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        record_name = f"{dist_info(wheel)}/RECORD"
         for info in src.infolist():
-            if info.filename == record_name:
-                continue
-            dst.writestr(info, src.read(info.filename))
-        record = src.read(record_name).decode().rstrip("\n").split("\n")
-        for name, data in added:
+            if info.filename != record_name and info.filename not in files:
+                dst.writestr(info, src.read(info.filename))
+        record = [r for r in src.read(record_name).decode().rstrip("\n").split("\n")
+                  if r.split(",", 1)[0] not in files]
+        for name, data in files.items():
             info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
-            info.external_attr = 0o755 << 16
+            info.external_attr = mode << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             dst.writestr(info, data)
             record.insert(len(record) - 1, record_line(name, data))
         dst.writestr(record_name, "\n".join(record) + "\n")
+    tmp.replace(out)
     return out
+
+
+def add_runtime(wheel: Path, out_dir: Path, lib_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    added = {}
+    for name in RUNTIME_LIBRARIES:
+        path = (lib_dir / name).resolve()  # libomp.so is a link to libomp.so.5
+        if not path.is_file():
+            raise SystemExit(f"wheel_runtime: {lib_dir / name} is missing "
+                             "(apt-get install libomp-22-dev libmlir-22-dev)")
+        added[f"mlir_rl/lib/{name}"] = path.read_bytes()
+    return add_files(wheel, out_dir / wheel.name, added, 0o755)
 
 
 def main(argv: list[str]) -> int:
