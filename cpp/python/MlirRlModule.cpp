@@ -10,6 +10,7 @@
 #include "Program.h"
 #include "llvm/Config/llvm-config.h"
 #include "mlir-rl/Runtime/BufferPool.h"
+#include "mlir-rl/Transforms/FrontEnd.h"
 #include "mlir-rl/Tuning/Measure.h"
 #include "mlir-rl/Tuning/TuningDb.h"
 
@@ -754,6 +755,9 @@ NB_MODULE(_core, m) {
   m.def("jit_target_tag", &getJitTargetTag,
         "What JIT-compiled machine code depends on besides its module (the "
         "LLVM version, the host CPU and its features), as a short hash.");
+  m.def("host_has_bf16_dot", &mlir::rl::hostHasBf16Dot,
+        "Whether the front end's bf16-dot stage runs on this host (AVX-512 "
+        "BF16's vdpbf16ps; MLIR_RL_BF16_DOT=1 or =0 says so instead).");
 
   // -- Programs --------------------------------------------------------------
   nb::class_<PipelineSettings>(
@@ -768,6 +772,7 @@ NB_MODULE(_core, m) {
                   "Every stage off: decisions on the module as given, "
                   "applied as decided.")
       .def_rw("compute_in_f32", &PipelineSettings::computeInF32)
+      .def_rw("bf16_dot", &PipelineSettings::bf16Dot)
       .def_rw("fuse_elementwise", &PipelineSettings::fuseElementwise)
       .def_rw("rewrite_windows", &PipelineSettings::rewriteWindows)
       .def_rw("pad_to_tiles", &PipelineSettings::padToTiles)
@@ -779,7 +784,8 @@ NB_MODULE(_core, m) {
       .def("__repr__", [](const PipelineSettings &s) {
         auto b = [](bool v) { return v ? "True" : "False"; };
         return std::string("PipelineSettings(compute_in_f32=") +
-               b(s.computeInF32) + ", fuse_elementwise=" +
+               b(s.computeInF32) + ", bf16_dot=" + b(s.bf16Dot) +
+               ", fuse_elementwise=" +
                b(s.fuseElementwise) + ", rewrite_windows=" +
                b(s.rewriteWindows) + ", pad_to_tiles=" + b(s.padToTiles) +
                ", flatten_elementwise=" + b(s.flattenElementwise) +

@@ -196,6 +196,7 @@ struct Program::Impl {
   static PipelineOptions toOptions(const PipelineSettings &s) {
     PipelineOptions o;
     o.frontEnd.computeInF32 = s.computeInF32;
+    o.frontEnd.bf16Dot = s.bf16Dot;
     o.frontEnd.fuseElementwise = s.fuseElementwise;
     o.frontEnd.rewriteWindows = s.rewriteWindows;
     o.frontEnd.padToTiles = s.padToTiles;
@@ -212,6 +213,7 @@ PipelineSettings getDefaultPipelineSettings() {
   PipelineOptions o;
   PipelineSettings s;
   s.computeInF32 = o.frontEnd.computeInF32;
+  s.bf16Dot = o.frontEnd.bf16Dot;
   s.fuseElementwise = o.frontEnd.fuseElementwise;
   s.rewriteWindows = o.frontEnd.rewriteWindows;
   s.padToTiles = o.frontEnd.padToTiles;
@@ -225,7 +227,8 @@ PipelineSettings getDefaultPipelineSettings() {
 
 PipelineSettings getNoPipelineSettings() {
   PipelineSettings s = getDefaultPipelineSettings();
-  s.computeInF32 = s.fuseElementwise = s.rewriteWindows = s.padToTiles = false;
+  s.computeInF32 = s.bf16Dot = s.fuseElementwise = s.rewriteWindows = false;
+  s.padToTiles = false;
   s.flattenElementwise = s.packRhs = s.registerTiles = s.copiesByRule = false;
   return s;
 }
@@ -927,6 +930,7 @@ bool frontEndText(const std::string &text, const std::string &bufferName,
                   std::string &error) {
   FrontEndOptions options;
   options.computeInF32 = settings.computeInF32;
+  options.bf16Dot = settings.bf16Dot;
   options.fuseElementwise = settings.fuseElementwise;
   options.rewriteWindows = settings.rewriteWindows;
   options.padToTiles = settings.padToTiles;

@@ -105,6 +105,7 @@ struct PolicyRunInfo {
 struct PipelineSettings {
   // The front end.
   bool computeInF32;
+  bool bf16Dot;
   bool fuseElementwise;
   bool rewriteWindows;
   bool padToTiles;

@@ -217,8 +217,8 @@ def front_end_steps() -> str:
 
 #: The schedule pipeline's stages, as linalg-rl-schedule's options of the
 #: same names (with ``_`` for ``-``): the front end's, then the rules'.
-PIPELINE_STAGES = ("compute_in_f32", "fuse_elementwise", "rewrite_windows", "pad_to_tiles",
-                   "flatten_elementwise", "pack_rhs", "min_rows_to_copy",
+PIPELINE_STAGES = ("compute_in_f32", "bf16_dot", "fuse_elementwise", "rewrite_windows",
+                   "pad_to_tiles", "flatten_elementwise", "pack_rhs", "min_rows_to_copy",
                    "register_tiles", "copies_by_rule")
 
 

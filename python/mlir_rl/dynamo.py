@@ -268,8 +268,11 @@ def _compiler_key_parts(options: Options, threads: int) -> tuple[str, ...]:
     key and the graph index's)."""
     import torch
     import mlir_rl
+    from mlir_rl import _core
+    # The host too: the front end and the rules choose by its vector
+    # registers and features (register tiles, vdpbf16ps).
     return (mlir_rl.__version__, torch.__version__, _policy_id(options),
-            f"search={options.search}", f"db={options.tuning_db}",
+            _core.jit_target_tag(), f"search={options.search}", f"db={options.tuning_db}",
             f"threads={threads if options.search else 0}")
 
 

@@ -101,6 +101,7 @@ struct LinalgRlSchedulePass
   PipelineOptions getPipelineOptions() const {
     PipelineOptions options;
     options.frontEnd.computeInF32 = computeInF32;
+    options.frontEnd.bf16Dot = bf16Dot;
     options.frontEnd.fuseElementwise = fuseElementwise;
     options.frontEnd.rewriteWindows = rewriteWindows;
     options.frontEnd.padToTiles = padToTiles;

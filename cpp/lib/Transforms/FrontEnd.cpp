@@ -21,6 +21,11 @@ const std::vector<FrontEndStage> &getFrontEndStages() {
       {"compute-in-f32",
        &FrontEndOptions::computeInF32,
        {{"mlir-rl-compute-in-f32", {}, {}}}},
+      // Before fusion: a matmul's operands are still the extensions of
+      // bf16 values (of a transposed constant: a linear layer's weight).
+      {"bf16-dot",
+       &FrontEndOptions::bf16Dot,
+       {{"mlir-rl-bf16-dot", {}, {}}}},
       {"fuse-elementwise",
        &FrontEndOptions::fuseElementwise,
        {{"mlir-rl-fuse-elementwise", {}, {}}, {"canonicalize", {}, {}},
@@ -217,6 +222,8 @@ LogicalResult applyFrontEnd(ModuleOp module, const FrontEndOptions &options,
     // Cheap checks first where a stage has one.
     StringRef name = stage.option;
     if ((name == "compute-in-f32" && !hasLowPrecisionOps(module)) ||
+        (name == "bf16-dot" &&
+         (!hostHasBf16Dot() || !hasLowPrecisionOps(module))) ||
         (name == "pad-to-tiles" && !hasOpsToPad(module)) ||
         (name == "flatten-elementwise" && !hasOpsToFlatten(module)))
       continue;

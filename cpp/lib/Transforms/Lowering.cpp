@@ -51,8 +51,9 @@ const std::string &getLoweringPipeline() {
       // between conversions, and the conversions as integer operations.
       "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
       "mlir-rl-expand-bf16,"
+      // x86vector: mlir-rl-bf16-dot's vdpbf16ps.
       "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
-      "reassociate-fp-reductions},"
+      "reassociate-fp-reductions enable-x86vector},"
       "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"
       "convert-math-to-llvm,convert-index-to-llvm,convert-ub-to-llvm,"
       "convert-openmp-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"

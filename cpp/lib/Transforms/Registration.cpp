@@ -21,6 +21,7 @@ void registerTransformsPassesAndPipelines() {
   std::call_once(once, [] {
     // Every pass of Passes.td but MlirRLPasses' (linalg-rl-schedule,
     // mlir-rl-strip-op-ids).
+    registerBf16Dot();
     registerComputeInF32();
     registerConvToMatmul();
     registerDecomposeAggregates();

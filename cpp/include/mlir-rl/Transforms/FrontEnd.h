@@ -57,10 +57,21 @@ struct FrontEndOptions {
   /// compute-in-f32: ops on bf16 and f16 data compute in f32 and round
   /// where they store; reductions accumulate in f32 (mlir-rl-compute-in-f32).
   bool computeInF32 = true;
+  /// bf16-dot: on a host with AVX-512 BF16 (hostHasBf16Dot), matmuls of
+  /// bf16 values by a bf16 constant as vdpbf16ps micro-kernels
+  /// (mlir-rl-bf16-dot).
+  bool bf16Dot = true;
 
   /// Every stage off.
-  static FrontEndOptions none() { return {false, false, false, false, false}; }
+  static FrontEndOptions none() {
+    return {false, false, false, false, false, false};
+  }
 };
+
+/// Whether the host multiplies bf16 with AVX-512 BF16's vdpbf16ps
+/// (mlir-rl-bf16-dot's condition in the front end); MLIR_RL_BF16_DOT=1 or
+/// =0 says so instead (tests, another target).
+bool hostHasBf16Dot();
 
 /// Whether `module` has a linalg op on bf16 or f16 data (the
 /// compute-in-f32 stage's cheap check).

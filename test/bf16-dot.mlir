@@ -1,0 +1,140 @@
+// mlir-rl-bf16-dot: a matmul of extended bf16 values by an extended bf16
+// constant (or its transpose, a linear layer's weight) becomes a
+// micro-kernel of x86vector.avx512.dot: the constant packed in VNNI panels
+// at compile time, A read as pairs, tiles of 8 rows (and one of the rest)
+// by 32 or 16 columns in an scf.forall; the extensions, the transpose and
+// the fill go. Left alone: A not from bf16, B not a constant, N not a
+// multiple of 16, K odd.
+// RUN: %mlir_rl_opt %s -p 'builtin.module(func.func(mlir-rl-bf16-dot))' | FileCheck %s
+#id = affine_map<(i, j) -> (i, j)>
+
+// B [K, N] = [2, 16] holding 0..31: the panel is B's columns in pairs
+// (B[0][i], B[1][i]): 0, 16, 1, 17, ...
+// CHECK-LABEL: func.func @plain_constant
+// CHECK-NOT:     linalg.
+// CHECK:         arith.constant dense<{{\[\[\[}}0.000000e+00, 1.600000e+01, 1.000000e+00, 1.700000e+01, 2.000000e+00,{{.*}}> : tensor<1x1x32xbf16>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [3, 1, 2] : tensor<3x2xbf16> into tensor<3x1x2xbf16>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK-COUNT-3:   x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT:       x86vector.avx512.dot
+// CHECK:           tensor.parallel_insert_slice %{{.*}} [3, 16] [1, 1]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @plain_constant(%a: tensor<3x2xbf16>) -> tensor<3x16xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0]]> : tensor<2x16xbf16>
+  %e_b = tensor.empty() : tensor<2x16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<2x16xbf16>) outs(%e_b : tensor<2x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x16xf32>
+  %e_af = tensor.empty() : tensor<3x2xf32>
+  %af = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<3x2xbf16>) outs(%e_af : tensor<3x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<3x2xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x16xf32>) -> tensor<3x16xf32>
+  %m = linalg.matmul ins(%af, %b : tensor<3x2xf32>, tensor<2x16xf32>) outs(%f : tensor<3x16xf32>) -> tensor<3x16xf32>
+  return %m : tensor<3x16xf32>
+}
+
+// A weight W [N, K] = [32, 2] transposed: with K = 2 its VNNI panel is W's
+// own order. 20 rows: two tiles of 8, then one of 4; 32 columns, two
+// vectors per row; the accumulators start from the init (not a fill).
+// CHECK-LABEL: func.func @transposed_weight_init
+// CHECK-NOT:     linalg.
+// CHECK:         arith.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00,{{.*}}> : tensor<1x1x64xbf16>
+// CHECK:         %[[MAIN:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (1, 2) shared_outs(%[[O:.*]] = %arg1)
+// CHECK-COUNT-16:  vector.transfer_read %{{.*}} : tensor<8x32xf32>, vector<16xf32>
+// CHECK:           scf.for
+// CHECK-COUNT-2:     vector.transfer_read %{{.*}} : tensor<1x1x64xbf16>, vector<32xbf16>
+// CHECK-COUNT-16:    x86vector.avx512.dot
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1) shared_outs(%{{.*}} = %[[MAIN]])
+// CHECK-COUNT-8:     x86vector.avx512.dot
+// CHECK:           tensor.parallel_insert_slice %{{.*}} [4, 32] [1, 1]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @transposed_weight_init(%a: tensor<20x2xbf16>, %c: tensor<20x32xf32>) -> tensor<20x32xf32> {
+  %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0], [10.0, 11.0], [12.0, 13.0], [14.0, 15.0], [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0], [24.0, 25.0], [26.0, 27.0], [28.0, 29.0], [30.0, 31.0], [32.0, 33.0], [34.0, 35.0], [36.0, 37.0], [38.0, 39.0], [40.0, 41.0], [42.0, 43.0], [44.0, 45.0], [46.0, 47.0], [48.0, 49.0], [50.0, 51.0], [52.0, 53.0], [54.0, 55.0], [56.0, 57.0], [58.0, 59.0], [60.0, 61.0], [62.0, 63.0]]> : tensor<32x2xbf16>
+  %e0 = tensor.empty() : tensor<2x32xbf16>
+  %t = linalg.transpose ins(%w : tensor<32x2xbf16>) outs(%e0 : tensor<2x32xbf16>) permutation = [1, 0]
+  %e_b = tensor.empty() : tensor<2x32xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<2x32xbf16>) outs(%e_b : tensor<2x32xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x32xf32>
+  %e_af = tensor.empty() : tensor<20x2xf32>
+  %af = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<20x2xbf16>) outs(%e_af : tensor<20x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<20x2xf32>
+  %m = linalg.matmul ins(%af, %b : tensor<20x2xf32>, tensor<2x32xf32>) outs(%c : tensor<20x32xf32>) -> tensor<20x32xf32>
+  return %m : tensor<20x32xf32>
+}
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     x86vector
+// CHECK-COUNT-4: linalg.matmul
+// CHECK-NOT:     x86vector
+// CHECK:         return
+func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %bb: tensor<2x16xbf16>, %a3: tensor<4x3xbf16>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>) {
+  %w = arith.constant dense<1.0> : tensor<2x16xbf16>
+  %w24 = arith.constant dense<1.0> : tensor<2x24xbf16>
+  %w3 = arith.constant dense<1.0> : tensor<3x16xbf16>
+  %e_b = tensor.empty() : tensor<2x16xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<2x16xbf16>) outs(%e_b : tensor<2x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x16xf32>
+  %e_b24 = tensor.empty() : tensor<2x24xf32>
+  %b24 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w24 : tensor<2x24xbf16>) outs(%e_b24 : tensor<2x24xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x24xf32>
+  %e_b3 = tensor.empty() : tensor<3x16xf32>
+  %b3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w3 : tensor<3x16xbf16>) outs(%e_b3 : tensor<3x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<3x16xf32>
+  %e_bv = tensor.empty() : tensor<2x16xf32>
+  %bv = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%bb : tensor<2x16xbf16>) outs(%e_bv : tensor<2x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x16xf32>
+  %e_af = tensor.empty() : tensor<4x2xf32>
+  %af = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x2xbf16>) outs(%e_af : tensor<4x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x2xf32>
+  %e_af3 = tensor.empty() : tensor<4x3xf32>
+  %af3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a3 : tensor<4x3xbf16>) outs(%e_af3 : tensor<4x3xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x3xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e24 = tensor.empty() : tensor<4x24xf32>
+  %f24 = linalg.fill ins(%c0 : f32) outs(%e24 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  // A not an extension of bf16.
+  %m0 = linalg.matmul ins(%af32, %b : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // B not a constant.
+  %m1 = linalg.matmul ins(%af, %bv : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // N = 24.
+  %m2 = linalg.matmul ins(%af, %b24 : tensor<4x2xf32>, tensor<2x24xf32>) outs(%f24 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  // K = 3.
+  %m3 = linalg.matmul ins(%af3, %b3 : tensor<4x3xf32>, tensor<3x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m0, %m1, %m2, %m3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>
+}
