@@ -1,10 +1,10 @@
-// mlir-rl-bf16-dot: a matmul of extended bf16 values by an extended bf16
-// constant (or its transpose, a linear layer's weight) becomes a
-// micro-kernel of x86vector.avx512.dot: the constant packed in VNNI panels
-// at compile time, A read as pairs, tiles of 8 rows (and one of the rest)
-// by 32 or 16 columns in an scf.forall; the extensions, the transpose and
-// the fill go. Left alone: A not from bf16, B not a constant, N not a
-// multiple of 16, K odd.
+// mlir-rl-bf16-dot: a matmul or batch matmul of extended bf16 values
+// becomes a micro-kernel of x86vector.avx512.dot: a constant B (or its
+// transpose, a linear layer's weight) packed in VNNI panels at compile
+// time, another B read two rows at a time and interleaved, A read as
+// pairs, tiles of 8 rows (and one of the rest) by 32 or 16 columns in an
+// scf.forall; the extensions, the transpose and the fill go. Left alone: A
+// not from bf16, N not a multiple of 16, K odd, f16.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(func.func(mlir-rl-bf16-dot))' | FileCheck %s
 #id = affine_map<(i, j) -> (i, j)>
 
@@ -77,16 +77,114 @@ func.func @transposed_weight_init(%a: tensor<20x2xbf16>, %c: tensor<20x32xf32>) 
   return %m : tensor<20x32xf32>
 }
 
+// B an argument: rows 2k and 2k+1 read and interleaved (as i16) per step.
+// CHECK-LABEL: func.func @argument_rhs
+// CHECK-NOT:     linalg.
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           scf.for
+// CHECK-COUNT-2:     vector.transfer_read %{{.*}} : tensor<4x32xbf16>, vector<32xbf16>
+// CHECK:             vector.interleave %{{.*}}, %{{.*}} : vector<32xi16> -> vector<64xi16>
+// CHECK-COUNT-2:     vector.extract_strided_slice
+// CHECK-COUNT-8:     x86vector.avx512.dot
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @argument_rhs(%a: tensor<4x4xbf16>, %bb: tensor<4x32xbf16>) -> tensor<4x32xf32> {
+  %e_bv = tensor.empty() : tensor<4x32xf32>
+  %bv = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%bb : tensor<4x32xbf16>) outs(%e_bv : tensor<4x32xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x32xf32>
+  %e_af = tensor.empty() : tensor<4x4xf32>
+  %af = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x4xbf16>) outs(%e_af : tensor<4x4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %m = linalg.matmul ins(%af, %bv : tensor<4x4xf32>, tensor<4x32xf32>) outs(%f : tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %m : tensor<4x32xf32>
+}
+
+// A batch matmul (attention's scores): the forall's first dimension is the
+// batch, every index and the tile carry it.
+// CHECK-LABEL: func.func @batch
+// CHECK-NOT:     linalg.
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [3, 8, 2, 2] : tensor<3x8x4xbf16> into tensor<3x8x2x2xbf16>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 1, 1)
+// CHECK:           tensor.extract_slice %{{.*}} [1, 8, 16] [1, 1, 1] : tensor<3x8x16xf32> to tensor<1x8x16xf32>
+// CHECK:           vector.interleave %{{.*}}, %{{.*}} : vector<16xi16> -> vector<32xi16>
+// CHECK-COUNT-8:     x86vector.avx512.dot
+// CHECK:           tensor.parallel_insert_slice %{{.*}} [1, 8, 16] [1, 1, 1]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+func.func @batch(%a: tensor<3x8x4xbf16>, %bb: tensor<3x4x16xbf16>) -> tensor<3x8x16xf32> {
+  %e_bv = tensor.empty() : tensor<3x4x16xf32>
+  %bv = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bb : tensor<3x4x16xbf16>) outs(%e_bv : tensor<3x4x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<3x4x16xf32>
+  %e_af = tensor.empty() : tensor<3x8x4xf32>
+  %af = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : tensor<3x8x4xbf16>) outs(%e_af : tensor<3x8x4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<3x8x4xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x8x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x8x16xf32>) -> tensor<3x8x16xf32>
+  %m = linalg.batch_matmul ins(%af, %bv : tensor<3x8x4xf32>, tensor<3x4x16xf32>) outs(%f : tensor<3x8x16xf32>) -> tensor<3x8x16xf32>
+  return %m : tensor<3x8x16xf32>
+}
+
+// The extensions above reshapes (mlir-rl-compute-in-f32 moves them there):
+// the reshapes are rebuilt on the bf16 tensors, the f32 ones go.
+// CHECK-LABEL: func.func @through_reshapes
+// CHECK-NOT:     linalg.
+// CHECK-DAG:     tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<1x3x8x4xbf16> into tensor<3x8x4xbf16>
+// CHECK-DAG:     tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<1x3x4x16xbf16> into tensor<3x4x16xbf16>
+// CHECK-NOT:     xf32> into
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 1, 1)
+// CHECK-NOT:     linalg.
+// CHECK:         return
+#id4 = affine_map<(a, b, i, j) -> (a, b, i, j)>
+func.func @through_reshapes(%a: tensor<1x3x8x4xbf16>, %bb: tensor<1x3x4x16xbf16>) -> tensor<3x8x16xf32> {
+  %e_bv = tensor.empty() : tensor<1x3x4x16xf32>
+  %bv = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bb : tensor<1x3x4x16xbf16>) outs(%e_bv : tensor<1x3x4x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<1x3x4x16xf32>
+  %e_af = tensor.empty() : tensor<1x3x8x4xf32>
+  %af = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : tensor<1x3x8x4xbf16>) outs(%e_af : tensor<1x3x8x4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<1x3x8x4xf32>
+  %ca = tensor.collapse_shape %af [[0, 1], [2], [3]] : tensor<1x3x8x4xf32> into tensor<3x8x4xf32>
+  %cb = tensor.collapse_shape %bv [[0, 1], [2], [3]] : tensor<1x3x4x16xf32> into tensor<3x4x16xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x8x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x8x16xf32>) -> tensor<3x8x16xf32>
+  %m = linalg.batch_matmul ins(%ca, %cb : tensor<3x8x4xf32>, tensor<3x4x16xf32>) outs(%f : tensor<3x8x16xf32>) -> tensor<3x8x16xf32>
+  return %m : tensor<3x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     x86vector
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT:     x86vector
 // CHECK:         return
-func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %bb: tensor<2x16xbf16>, %a3: tensor<4x3xbf16>)
-    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>) {
+func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %a3: tensor<4x3xbf16>, %h: tensor<4x2xf16>)
+    -> (tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
   %w = arith.constant dense<1.0> : tensor<2x16xbf16>
   %w24 = arith.constant dense<1.0> : tensor<2x24xbf16>
   %w3 = arith.constant dense<1.0> : tensor<3x16xbf16>
+  %wh = arith.constant dense<1.0> : tensor<2x16xf16>
   %e_b = tensor.empty() : tensor<2x16xf32>
   %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<2x16xbf16>) outs(%e_b : tensor<2x16xf32>) {
   ^bb0(%x: bf16, %o: f32):
@@ -105,10 +203,10 @@ func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %bb: tensor<
     %y = arith.extf %x : bf16 to f32
     linalg.yield %y : f32
   } -> tensor<3x16xf32>
-  %e_bv = tensor.empty() : tensor<2x16xf32>
-  %bv = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%bb : tensor<2x16xbf16>) outs(%e_bv : tensor<2x16xf32>) {
-  ^bb0(%x: bf16, %o: f32):
-    %y = arith.extf %x : bf16 to f32
+  %e_bh = tensor.empty() : tensor<2x16xf32>
+  %bh = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%wh : tensor<2x16xf16>) outs(%e_bh : tensor<2x16xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %y = arith.extf %x : f16 to f32
     linalg.yield %y : f32
   } -> tensor<2x16xf32>
   %e_af = tensor.empty() : tensor<4x2xf32>
@@ -123,6 +221,12 @@ func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %bb: tensor<
     %y = arith.extf %x : bf16 to f32
     linalg.yield %y : f32
   } -> tensor<4x3xf32>
+  %e_ah = tensor.empty() : tensor<4x2xf32>
+  %ah = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%h : tensor<4x2xf16>) outs(%e_ah : tensor<4x2xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %y = arith.extf %x : f16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x2xf32>
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x16xf32>
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
@@ -130,11 +234,11 @@ func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %bb: tensor<
   %f24 = linalg.fill ins(%c0 : f32) outs(%e24 : tensor<4x24xf32>) -> tensor<4x24xf32>
   // A not an extension of bf16.
   %m0 = linalg.matmul ins(%af32, %b : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // B not a constant.
-  %m1 = linalg.matmul ins(%af, %bv : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   // N = 24.
-  %m2 = linalg.matmul ins(%af, %b24 : tensor<4x2xf32>, tensor<2x24xf32>) outs(%f24 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %m1 = linalg.matmul ins(%af, %b24 : tensor<4x2xf32>, tensor<2x24xf32>) outs(%f24 : tensor<4x24xf32>) -> tensor<4x24xf32>
   // K = 3.
-  %m3 = linalg.matmul ins(%af3, %b3 : tensor<4x3xf32>, tensor<3x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %m0, %m1, %m2, %m3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>
+  %m2 = linalg.matmul ins(%af3, %b3 : tensor<4x3xf32>, tensor<3x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // f16.
+  %m3 = linalg.matmul ins(%ah, %bh : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m0, %m1, %m2, %m3 : tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -1,5 +1,5 @@
-"""The front end's bf16-dot stage (mlir-rl-bf16-dot): a matmul of bf16 values
-by a bf16 constant multiplies with vdpbf16ps on hosts with AVX-512 BF16.
+"""The front end's bf16-dot stage (mlir-rl-bf16-dot): a matmul or batch matmul
+of bf16 values multiplies with vdpbf16ps on hosts with AVX-512 BF16.
 Its outputs against the same program without the stage (the f32 path) and
 against a float64 reference, on the same inputs."""
 from __future__ import annotations
@@ -89,6 +89,43 @@ def test_bf16_dot_matches_the_f32_path_and_a_float64_reference(m, k, n, transpos
         a = np.asarray(dot.inputs[0], np.float64)
         ok, err = mlir_rl.outputs_match(dot.outputs, [a @ b], rtol=1e-5, atol_scale=1e-5)
         assert ok, err
+
+
+def _program_of_arguments(batch: int, m: int, k: int, n: int) -> str:
+    """A bf16 (batch) matmul of two arguments as torch-mlir imports one (bf16
+    inputs, an f32 accumulator), which mlir-rl-compute-in-f32 gives
+    extended inputs."""
+    lead = f"{batch}x" if batch else ""
+    op = "batch_matmul" if batch else "matmul"
+    return (f"func.func @main(%a: tensor<{lead}{m}x{k}xbf16>, %b: tensor<{lead}{k}x{n}xbf16>)"
+            f" -> tensor<{lead}{m}x{n}xf32> {{\n"
+            f"  %z = arith.constant 0.0 : f32\n"
+            f"  %e = tensor.empty() : tensor<{lead}{m}x{n}xf32>\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{lead}{m}x{n}xf32>)"
+            f" -> tensor<{lead}{m}x{n}xf32>\n"
+            f"  %r = linalg.{op} ins(%a, %b : tensor<{lead}{m}x{k}xbf16>, tensor<{lead}{k}x{n}xbf16>)"
+            f" outs(%f : tensor<{lead}{m}x{n}xf32>) -> tensor<{lead}{m}x{n}xf32>\n"
+            f"  return %r : tensor<{lead}{m}x{n}xf32>\n}}\n")
+
+
+@needs_bf16_dot
+@pytest.mark.parametrize("batch,m,k,n", [
+    (0, 21, 64, 32),   # B read two rows at a time, interleaved
+    (0, 8, 10, 48),    # panels of 16
+    (12, 16, 64, 64),  # attention's scores: a batch per forall index
+    (2, 3, 128, 16),
+])
+def test_bf16_dot_of_arguments_matches_the_f32_path(batch, m, k, n):
+    text = _program_of_arguments(batch, m, k, n)
+    prepared, dot = _run(text, bf16_dot=True)
+    assert "x86vector.avx512.dot" in prepared and "vector.interleave" in prepared
+    assert "matmul" not in prepared
+    _, f32 = _run(text, bf16_dot=False)
+    ok, err = mlir_rl.outputs_match(dot.outputs, f32.outputs, rtol=1e-5, atol_scale=1e-5)
+    assert ok, err
+    a, b = (np.asarray(x, np.float64) for x in dot.inputs)
+    ok, err = mlir_rl.outputs_match(dot.outputs, [a @ b], rtol=1e-5, atol_scale=1e-5)
+    assert ok, err
 
 
 def test_the_stage_follows_the_host_or_the_environment(monkeypatch):

@@ -79,7 +79,8 @@ def test_without_compute_in_f32_a_bf16_accumulator_loses_the_sum():
 def test_the_front_end_runs_compute_in_f32_first():
     steps = mlir_rl.front_end_steps()
     assert steps.startswith("builtin.module(mlir-rl-compute-in-f32,"), steps
-    prepared = mlir_rl.prepare(PROGRAM.replace("T", "bf16"))
+    # (Without bf16-dot, which makes the f32 matmul a vdpbf16ps kernel.)
+    prepared = mlir_rl.front_end(PROGRAM.replace("T", "bf16"), bf16_dot=False)
     assert "outs(%" in prepared and "xf32>) -> tensor<64x96xf32>" in prepared
     # f32 programs are left as they were by the stage.
     f32 = PROGRAM.replace("T", "f32")

@@ -1,18 +1,20 @@
 //===- Bf16Dot.cpp - bf16 matmuls on AVX-512 BF16's dot product ----------===//
 //
-// mlir-rl-bf16-dot (see Passes.td): a matmul whose f32 operands are bf16
-// values extended (torch-mlir's form of a bf16 linear layer, and what
-// mlir-rl-compute-in-f32 makes of a bf16 matmul) and whose right-hand side
-// is a constant becomes a micro-kernel of `x86vector.avx512.dot`
-// (vdpbf16ps: 16 lanes, each the sum of two bf16 products added to an f32
-// accumulator; twice the products of an f32 FMA per instruction).
+// mlir-rl-bf16-dot (see Passes.td): a matmul or batch matmul whose f32
+// operands are bf16 values extended (torch-mlir's form of a bf16 linear
+// layer, and what mlir-rl-compute-in-f32 makes of a bf16 matmul) becomes a
+// micro-kernel of `x86vector.avx512.dot` (vdpbf16ps: 16 lanes, each the sum
+// of two bf16 products added to an f32 accumulator; twice the products of
+// an f32 FMA per instruction).
 //
-// The constant is packed at compile time in VNNI panels, Bp[j][k/2][i][2] =
-// B[k][j * NB + i] (NB columns, one or two vectors; held as
-// [J][K/2][NB * 2], so that a vector of pairs is one read); A is read as
-// [M][K/2][2], a pair of bf16 broadcast to all lanes per row. A tile of MR
-// rows by NB columns keeps MR * NB / 16 accumulators in registers over the
-// whole reduction; the tiles are an scf.forall over (panel, row tile).
+// The pairs of B it multiplies (B[2k][n], B[2k+1][n]) come from a constant
+// packed at compile time in VNNI panels, Bp[j][k/2][i][2] = B[k][j*NB+i]
+// (NB columns, one or two vectors; held as [J][K/2][NB * 2], so that a
+// vector of pairs is one read), or else from two rows of B interleaved in
+// registers. A is read as [M][K/2][2], a pair of bf16 broadcast to all
+// lanes per row. A tile of MR rows by NB columns keeps MR * NB / 16
+// accumulators in registers over the whole reduction; the tiles are an
+// scf.forall over ((batch,) panel, row tile).
 //
 //===----------------------------------------------------------------------===//
 #include "mlir-rl/Analysis/Preconditions.h"
@@ -60,9 +62,29 @@ namespace {
 constexpr int64_t kLanes = 16;  // f32 lanes of a zmm register
 constexpr int64_t kRowTile = 8; // rows of a tile (8 x 2 accumulators)
 
-/// The bf16 tensor that `v` is, extended to f32 exactly: `v` is the result
-/// of an elementwise linalg.generic of one input whose body only extends it.
-Value getExtendedBf16(Value v) {
+/// The bf16 tensor that `v` (f32) is the exact extension of: the result of
+/// an elementwise linalg.generic of one input whose body only extends it,
+/// possibly through reshapes (mlir-rl-compute-in-f32 moves extensions above
+/// them). With `b`, that tensor in `v`'s shape (the same reshapes built on
+/// the bf16 one, at b's insertion point); without, a non-null value says
+/// that there is one.
+Value getExtendedBf16(Value v, OpBuilder *b) {
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+    Value src = getExtendedBf16(collapse.getSrc(), b);
+    if (!src || !b)
+      return src;
+    return tensor::CollapseShapeOp::create(
+        *b, collapse.getLoc(), collapse.getResultType().clone(b->getBF16Type()),
+        src, collapse.getReassociationIndices());
+  }
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+    Value src = getExtendedBf16(expand.getSrc(), b);
+    if (!src || !b || !expand.getResultType().hasStaticShape())
+      return expand.getResultType().hasStaticShape() ? src : Value();
+    return tensor::ExpandShapeOp::create(
+        *b, expand.getLoc(), expand.getResultType().clone(b->getBF16Type()),
+        src, expand.getReassociationIndices());
+  }
   auto g = v.getDefiningOp<linalg::GenericOp>();
   if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
       g.getNumResults() != 1 || !g.hasPureTensorSemantics() ||
@@ -108,56 +130,81 @@ std::optional<ConstantRhs> getConstantRhs(Value bf16) {
 /// What a matmul becomes: its operands' sources and its shape.
 struct Candidate {
   linalg::LinalgOp op;
-  Value lhs; // bf16 [M, K]
-  ConstantRhs rhs;
-  int64_t m, n, k, panel;
-  std::optional<Value> fillValue; // the init's scalar where it is a fill
+  bool batched = false; // loops (b, m, n, k): a batch matmul
+  int64_t batches = 1, m = 0, n = 0, k = 0, panel = 0;
+  Value lhs; // bf16 [(B,) M, K]
+  Value rhs; // bf16 [(B,) K, N]: read as it is where it is not a constant
+  std::optional<ConstantRhs> constant; // packed at compile time
+  std::optional<Value> fillValue;      // the init's scalar where it is a fill
 };
 
-std::optional<Candidate> getCandidate(linalg::LinalgOp op) {
-  std::optional<std::array<int64_t, 3>> mnk = rl::getPlainMatmulExtents(op);
-  if (!mnk)
+/// `op` as a candidate, or nothing; the bf16 operands it reads are built
+/// before it with `b` where they are reshapes (unused if nothing comes of
+/// them: the pass's clean-up erases them).
+std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
+  std::optional<std::vector<int64_t>> extents =
+      rl::getRegisterTileExtents(op);
+  if (!extents)
     return std::nullopt;
-  auto [m, n, k] = *mnk;
+  Candidate c;
+  c.op = op;
+  c.batched = extents->size() == 4;
+  ArrayRef<int64_t> e(*extents);
+  if (c.batched) {
+    c.batches = e.front();
+    e = e.drop_front();
+  }
+  c.m = e[0];
+  c.n = e[1];
+  c.k = e[2];
   Value init = op.getDpsInits()[0];
-  if (!getElementTypeOrSelf(init.getType()).isF32() || k % 2 != 0)
+  if (!getElementTypeOrSelf(init.getType()).isF32() || c.k % 2 != 0)
     return std::nullopt;
-  int64_t panel = n % (2 * kLanes) == 0 ? 2 * kLanes
-                  : n % kLanes == 0     ? kLanes
-                                        : 0;
-  if (!panel)
+  c.panel = c.n % (2 * kLanes) == 0 ? 2 * kLanes
+            : c.n % kLanes == 0     ? kLanes
+                                    : 0;
+  if (!c.panel)
     return std::nullopt;
-  // The body multiplies and adds (a contraction); its operands f32.
-  Value lhs = getExtendedBf16(op.getDpsInputs()[0]);
-  Value rhs = getExtendedBf16(op.getDpsInputs()[1]);
-  if (!lhs || !rhs)
+  // A contraction (getRegisterTileExtents) of f32 operands that are bf16
+  // values extended.
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  if (!getExtendedBf16(lhs, nullptr) || !getExtendedBf16(rhs, nullptr))
     return std::nullopt;
-  std::optional<ConstantRhs> constant = getConstantRhs(rhs);
-  if (!constant)
-    return std::nullopt;
-  Candidate c{op, lhs, *constant, m, n, k, panel, std::nullopt};
+  b.setInsertionPoint(op);
+  c.lhs = getExtendedBf16(lhs, &b);
+  c.rhs = getExtendedBf16(rhs, &b);
+  if (!c.batched)
+    c.constant = getConstantRhs(c.rhs);
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
     c.fillValue = fill.getInputs()[0];
   return c;
 }
 
-/// One scf.forall over (panel, row tile) for rows [row0, row0 + rows) in
-/// tiles of `mr` rows; `out` is the [M, N] f32 tensor it writes into.
+/// One scf.forall over ((batch,) panel, row tile) for rows [row0, row0 +
+/// rows) in tiles of `mr` rows; `out` is the [(B,) M, N] f32 tensor it
+/// writes into. `bp` is the packed constant [J][K/2][NB * 2], or null: B
+/// [(B,) K, N] is then read two rows at a time and interleaved in
+/// registers into the same pairs.
 Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
                  Value bp, Value out, int64_t row0, int64_t rows,
                  int64_t mr) {
   MLIRContext *ctx = b.getContext();
   int64_t panels = c.n / c.panel, vecs = c.panel / kLanes;
-  Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i32 = b.getI32Type(),
+       i16 = b.getI16Type();
   auto accType = VectorType::get({kLanes}, f32);
   auto pairsType = VectorType::get({2 * kLanes}, bf16);
-  auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(panels),
-                                     b.getIndexAttr(rows / mr)},
-      ValueRange{out}, std::nullopt);
+  SmallVector<OpFoldResult> counts;
+  if (c.batched)
+    counts.push_back(b.getIndexAttr(c.batches));
+  counts.append({b.getIndexAttr(panels), b.getIndexAttr(rows / mr)});
+  auto forall = scf::ForallOp::create(b, loc, counts, ValueRange{out},
+                                      std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
-  Value j = forall.getInductionVar(0), t = forall.getInductionVar(1);
+  unsigned first = c.batched ? 1 : 0;
+  Value j = forall.getInductionVar(first),
+        t = forall.getInductionVar(first + 1);
   Value shared = forall.getRegionIterArgs()[0];
   AffineExpr d0;
   bindDims(ctx, d0);
@@ -168,20 +215,47 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
-  auto plus = [&](Value base, int64_t v) -> Value {
-    if (v == 0)
-      return base;
-    return affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(1, 0, d0 + v), ValueRange{base});
+  auto apply = [&](OpBuilder &ob, AffineExpr e, Value v) -> Value {
+    return affine::AffineApplyOp::create(ob, loc, AffineMap::get(1, 0, e),
+                                         ValueRange{v});
+  };
+  // Indices with the batch's in front where there is one.
+  auto at = [&](std::initializer_list<Value> rest) {
+    SmallVector<Value> out;
+    if (c.batched)
+      out.push_back(forall.getInductionVar(0));
+    out.append(rest.begin(), rest.end());
+    return out;
+  };
+  auto unit = [&](std::initializer_list<OpFoldResult> rest) {
+    SmallVector<OpFoldResult> out;
+    if (c.batched)
+      out.push_back(b.getIndexAttr(1));
+    out.append(rest.begin(), rest.end());
+    return out;
   };
   Value zero = index(0);
   Value f32Zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value bf16Zero =
       arith::ConstantOp::create(b, loc, b.getFloatAttr(bf16, 0.0));
-  Value tile = tensor::ExtractSliceOp::create(
-      b, loc, shared, ArrayRef<OpFoldResult>{m0, n0},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(mr), b.getIndexAttr(c.panel)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  SmallVector<OpFoldResult> offsets;
+  if (c.batched)
+    offsets.push_back(forall.getInductionVar(0));
+  offsets.append({m0, n0});
+  SmallVector<OpFoldResult> sizes =
+      unit({b.getIndexAttr(mr), b.getIndexAttr(c.panel)});
+  SmallVector<OpFoldResult> strides =
+      unit({b.getIndexAttr(1), b.getIndexAttr(1)});
+  Value tile =
+      tensor::ExtractSliceOp::create(b, loc, shared, offsets, sizes, strides);
+  // Indices into the tile: (0,) r, column.
+  auto tileAt = [&](int64_t r, int64_t col) {
+    SmallVector<Value> out;
+    if (c.batched)
+      out.push_back(zero);
+    out.append({index(r), index(col)});
+    return out;
+  };
   // The accumulators: row r, vector h at init[r][h * 16].
   SmallVector<Value> accs;
   for (int64_t r = 0; r < mr; ++r)
@@ -192,26 +266,49 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
         continue;
       }
       accs.push_back(vector::TransferReadOp::create(
-          b, loc, accType, tile, ValueRange{index(r), index(h * kLanes)},
-          f32Zero, ArrayRef<bool>{true}));
+          b, loc, accType, tile, tileAt(r, h * kLanes), f32Zero,
+          ArrayRef<bool>{true}));
     }
   auto loop = scf::ForOp::create(
       b, loc, zero, index(c.k / 2), index(1), accs,
       [&](OpBuilder &lb, Location l, Value k2, ValueRange iter) {
         SmallVector<Value> cols;
-        for (int64_t h = 0; h < vecs; ++h) {
-          // One read of 32 contiguous bf16 (a 2-D read is unrolled
-          // into 16 reads of pairs and shuffles).
-          cols.push_back(vector::TransferReadOp::create(
-              lb, l, pairsType, bp, ValueRange{j, k2, index(h * 2 * kLanes)},
-              bf16Zero, ArrayRef<bool>{true}));
+        if (bp) {
+          // One read of 32 contiguous bf16 per vector (a 2-D read is
+          // unrolled into 16 reads of pairs and shuffles).
+          for (int64_t h = 0; h < vecs; ++h)
+            cols.push_back(vector::TransferReadOp::create(
+                lb, l, pairsType, bp,
+                ValueRange{j, k2, index(h * 2 * kLanes)}, bf16Zero,
+                ArrayRef<bool>{true}));
+        } else {
+          // Rows 2 k2 and 2 k2 + 1 of the panel, interleaved as integers:
+          // (B[2k2][n], B[2k2+1][n]) pairs, 16 columns per vector.
+          auto rowType = VectorType::get({c.panel}, bf16);
+          auto rowBits = VectorType::get({c.panel}, i16);
+          SmallVector<Value> halves;
+          for (int64_t kk = 0; kk < 2; ++kk) {
+            Value row = apply(lb, d0 * 2 + kk, k2);
+            Value v = vector::TransferReadOp::create(
+                lb, l, rowType, c.rhs, at({row, n0}), bf16Zero,
+                ArrayRef<bool>{true});
+            halves.push_back(vector::BitCastOp::create(lb, l, rowBits, v));
+          }
+          Value both =
+              vector::InterleaveOp::create(lb, l, halves[0], halves[1]);
+          for (int64_t h = 0; h < vecs; ++h) {
+            Value part = vector::ExtractStridedSliceOp::create(
+                lb, l, both, ArrayRef<int64_t>{h * 2 * kLanes},
+                ArrayRef<int64_t>{2 * kLanes}, ArrayRef<int64_t>{1});
+            cols.push_back(vector::BitCastOp::create(lb, l, pairsType, part));
+          }
         }
         SmallVector<Value> next;
         for (int64_t r = 0; r < mr; ++r) {
+          Value row = r == 0 ? m0 : apply(lb, d0 + r, m0);
           Value pair = vector::TransferReadOp::create(
-              lb, l, VectorType::get({2}, bf16), a,
-              ValueRange{plus(m0, r), k2, zero}, bf16Zero,
-              ArrayRef<bool>{true});
+              lb, l, VectorType::get({2}, bf16), a, at({row, k2, zero}),
+              bf16Zero, ArrayRef<bool>{true});
           Value word = vector::BitCastOp::create(
               lb, l, VectorType::get({1}, i32), pair);
           Value scalar =
@@ -230,47 +327,60 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
     for (int64_t h = 0; h < vecs; ++h)
       written = vector::TransferWriteOp::create(
                     b, loc, loop.getResult(r * vecs + h), written,
-                    ValueRange{index(r), index(h * kLanes)},
-                    ArrayRef<bool>{true})
+                    tileAt(r, h * kLanes), ArrayRef<bool>{true})
                     .getResult();
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, written, shared, ArrayRef<OpFoldResult>{m0, n0},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(mr), b.getIndexAttr(c.panel)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  tensor::ParallelInsertSliceOp::create(b, loc, written, shared, offsets,
+                                        sizes, strides);
   return forall.getResult(0);
 }
 
 LogicalResult rewrite(RewriterBase &rw, Candidate c) {
   Location loc = c.op.getLoc();
   Type bf16 = rw.getBF16Type();
-  int64_t panels = c.n / c.panel, k2 = c.k / 2;
-  // Bp[j][k2][i][2] = B[2 * k2 + kk][j * NB + i]: B [K, N] viewed as
-  // [K/2, 2, J, NB] (dims 2, 0, 3, 1), or a weight W [N, K] = B^T viewed as
-  // [J, NB, K/2, 2] (dims 0, 2, 1, 3).
-  // (Held as [J][K/2][NB * 2]: the same elements.)
-  auto packedType = RankedTensorType::get({panels, k2, c.panel * 2}, bf16);
-  SmallVector<int64_t> shape, perm;
-  if (c.rhs.transposed) {
-    shape = {panels, c.panel, k2, 2};
-    perm = {0, 2, 1, 3};
-  } else {
-    shape = {k2, 2, panels, c.panel};
-    perm = {2, 0, 3, 1};
-  }
-  TypedAttr packed = rl::transposeConstant(c.rhs.constant.getValue(), shape,
-                                           perm, packedType, "_vnni");
-  if (!packed)
-    return failure();
+  int64_t k2 = c.k / 2;
   rw.setInsertionPoint(c.op);
-  Value bp = arith::ConstantOp::create(rw, loc, packedType, packed);
+  Value bp;
+  if (c.constant) {
+    // Bp[j][k2][i][2] = B[2 * k2 + kk][j * NB + i]: B [K, N] viewed as
+    // [K/2, 2, J, NB] (dims 2, 0, 3, 1), or a weight W [N, K] = B^T viewed
+    // as [J, NB, K/2, 2] (dims 0, 2, 1, 3); held as [J][K/2][NB * 2].
+    int64_t panels = c.n / c.panel;
+    auto packedType =
+        RankedTensorType::get({panels, k2, c.panel * 2}, bf16);
+    SmallVector<int64_t> shape, perm;
+    if (c.constant->transposed) {
+      shape = {panels, c.panel, k2, 2};
+      perm = {0, 2, 1, 3};
+    } else {
+      shape = {k2, 2, panels, c.panel};
+      perm = {2, 0, 3, 1};
+    }
+    TypedAttr packed = rl::transposeConstant(
+        c.constant->constant.getValue(), shape, perm, packedType, "_vnni");
+    if (!packed)
+      return failure();
+    bp = arith::ConstantOp::create(rw, loc, packedType, packed);
+  }
+  // A as pairs: [(B,) M, K/2, 2].
+  SmallVector<int64_t> pairsShape;
+  SmallVector<ReassociationIndices> split;
+  if (c.batched) {
+    pairsShape.push_back(c.batches);
+    split.push_back({0});
+  }
+  unsigned r = split.size();
+  pairsShape.append({c.m, k2, 2});
+  split.push_back({r});
+  split.push_back({r + 1, r + 2});
   Value a = tensor::ExpandShapeOp::create(
-      rw, loc, RankedTensorType::get({c.m, k2, 2}, bf16), c.lhs,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+      rw, loc, RankedTensorType::get(pairsShape, bf16), c.lhs, split);
   Value init = c.op.getDpsInits()[0];
   Value out = c.fillValue
-                  ? tensor::EmptyOp::create(rw, loc, ArrayRef<int64_t>{c.m, c.n},
-                                            rw.getF32Type())
+                  ? tensor::EmptyOp::create(
+                        rw, loc,
+                        cast<RankedTensorType>(init.getType()).getShape(),
+                        rw.getF32Type())
                         .getResult()
                   : init;
   int64_t main = c.m / kRowTile * kRowTile, rest = c.m - main;
@@ -286,13 +396,17 @@ struct Bf16DotPass : public rl::impl::Bf16DotBase<Bf16DotPass> {
   using Bf16DotBase::Bf16DotBase;
 
   void runOnOperation() override {
-    SmallVector<Candidate> candidates;
+    SmallVector<linalg::LinalgOp> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (std::optional<Candidate> c = getCandidate(op))
-        candidates.push_back(*c);
+      if (rl::getRegisterTileExtents(op))
+        ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (Candidate &c : candidates) {
+    for (linalg::LinalgOp op : ops) {
+      std::optional<Candidate> candidate = getCandidate(op, rewriter);
+      if (!candidate)
+        continue;
+      Candidate &c = *candidate;
       // What the matmul read goes where nothing else reads it: the
       // extensions, the transpose, the constant, the fill, empty tensors.
       SmallVector<Operation *> dead;
@@ -302,18 +416,22 @@ struct Bf16DotPass : public rl::impl::Bf16DotBase<Bf16DotPass> {
       if (failed(rewrite(rewriter, c))) {
         c.op->emitRemark() << "mlir-rl-bf16-dot: the constant could not be "
                               "packed; the matmul is left as it is";
-        continue;
+        // Only the bf16 reshapes built for it go.
+        dead.clear();
+        for (Value v : {c.lhs, c.rhs})
+          if (Operation *def = v.getDefiningOp())
+            dead.push_back(def);
       }
       llvm::DenseSet<Operation *> erased;
       while (!dead.empty()) {
-        Operation *op = dead.pop_back_val();
-        if (erased.contains(op) || !isOpTriviallyDead(op))
+        Operation *def = dead.pop_back_val();
+        if (erased.contains(def) || !isOpTriviallyDead(def))
           continue;
-        erased.insert(op);
-        for (Value v : op->getOperands())
-          if (Operation *def = v.getDefiningOp())
-            dead.push_back(def);
-        rewriter.eraseOp(op);
+        erased.insert(def);
+        for (Value v : def->getOperands())
+          if (Operation *below = v.getDefiningOp())
+            dead.push_back(below);
+        rewriter.eraseOp(def);
       }
     }
   }

@@ -57,8 +57,8 @@ struct FrontEndOptions {
   /// compute-in-f32: ops on bf16 and f16 data compute in f32 and round
   /// where they store; reductions accumulate in f32 (mlir-rl-compute-in-f32).
   bool computeInF32 = true;
-  /// bf16-dot: on a host with AVX-512 BF16 (hostHasBf16Dot), matmuls of
-  /// bf16 values by a bf16 constant as vdpbf16ps micro-kernels
+  /// bf16-dot: on a host with AVX-512 BF16 (hostHasBf16Dot), matmuls and
+  /// batch matmuls of bf16 values as vdpbf16ps micro-kernels
   /// (mlir-rl-bf16-dot).
   bool bf16Dot = true;
 

@@ -113,9 +113,9 @@ def LinalgRlSchedule : Pass<"linalg-rl-schedule", "ModuleOp"> {
            "where they store; reductions (matmuls among them) accumulate in "
            "f32 and round once (mlir-rl-compute-in-f32), as PyTorch does">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"true",
-           "Front end: on a host with AVX-512 BF16, matmuls of bf16 values "
-           "by a bf16 constant multiply with vdpbf16ps, the constant packed "
-           "in VNNI panels (mlir-rl-bf16-dot)">,
+           "Front end: on a host with AVX-512 BF16, matmuls and batch "
+           "matmuls of bf16 values multiply with vdpbf16ps, constant "
+           "right-hand sides packed in VNNI panels (mlir-rl-bf16-dot)">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Front end (without an explicit schedule): fuse elementwise "
            "chains into one generic, then canonicalize and cse "
@@ -662,23 +662,24 @@ def UnrollWindows : Pass<"mlir-rl-unroll-windows"> {
 }
 
 def Bf16Dot : Pass<"mlir-rl-bf16-dot"> {
-  let summary = "bf16 matmuls by a constant on AVX-512 BF16's dot product";
+  let summary = "bf16 matmuls on AVX-512 BF16's dot product";
   let description = [{
     Second step of `mlir-rl-prepare`, on hosts with AVX-512 BF16 (or
-    MLIR_RL_BF16_DOT=1; =0 turns it off). A matmul in plain form whose f32
-    operands are bf16 tensors extended (torch-mlir's bf16 linear layer, and
-    what mlir-rl-compute-in-f32 makes of a bf16 matmul), whose right-hand
-    side is a constant (or its transpose: a linear layer's weight) and whose
-    accumulator is f32, with K even and N a multiple of 16, becomes a
+    MLIR_RL_BF16_DOT=1; =0 turns it off). A matmul or batch matmul in plain
+    form whose f32 operands are bf16 tensors extended (torch-mlir's bf16
+    linear layer, and what mlir-rl-compute-in-f32 makes of a bf16 matmul),
+    whose accumulator is f32, with K even and N a multiple of 16, becomes a
     micro-kernel of `x86vector.avx512.dot` (vdpbf16ps: each of 16 f32 lanes
     adds two bf16 products, each exact in f32; twice the products of an f32
-    FMA). The constant is packed at compile time in VNNI panels
-    Bp[j][k/2][i][2] = B[k][j*NB+i] (NB = 32 or 16 columns); A is read as
-    [M][K/2][2], one pair of bf16 broadcast to all lanes per row. Tiles of
-    8 rows (and one of the remaining rows) by NB columns keep their
+    FMA). A constant right-hand side (or a constant's transpose: a linear
+    layer's weight) is packed at compile time in VNNI panels
+    Bp[j][k/2][i][2] = B[k][j*NB+i] (NB = 32 or 16 columns); another is read
+    two rows at a time and interleaved in registers into the same pairs. A
+    is read as [M][K/2][2], one pair of bf16 broadcast to all lanes per row.
+    Tiles of 8 rows (and one of the remaining rows) by NB columns keep their
     accumulators in registers over the whole reduction, in an scf.forall
-    over (panel, row tile). What it makes has no linalg op left: the
-    decisions and rules do not see it. A constant that cannot be packed
+    over ((batch,) panel, row tile). What it makes has no linalg op left:
+    the decisions and rules do not see it. A constant that cannot be packed
     leaves the matmul as it is, with a remark.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
