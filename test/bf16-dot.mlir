@@ -3,8 +3,9 @@
 // transpose, a linear layer's weight) packed in VNNI panels at compile
 // time, another B read two rows at a time and interleaved, A read as
 // pairs, tiles of 8 rows (and one of the rest) by 32 or 16 columns in an
-// scf.forall; the extensions, the transpose and the fill go. Left alone: A
-// not from bf16, N not a multiple of 16, K odd, f16.
+// scf.forall; the extensions, the transpose and the fill go; columns past
+// the last panel stay an f32 matmul of their own. Left alone: A not from
+// bf16, N below 16, K odd, f16.
 // RUN: %mlir_rl_opt %s -p 'builtin.module(func.func(mlir-rl-bf16-dot))' | FileCheck %s
 #id = affine_map<(i, j) -> (i, j)>
 
@@ -174,15 +175,48 @@ func.func @through_reshapes(%a: tensor<1x3x8x4xbf16>, %bb: tensor<1x3x4x16xbf16>
   return %m : tensor<3x8x16xf32>
 }
 
+// N = 40: one panel of 32 from the weight's first 32 rows (a run of its
+// elements), the last 8 columns an f32 matmul on slices, inserted after.
+// CHECK-LABEL: func.func @columns_past_panels
+// CHECK:         arith.constant dense<{{.*}}> : tensor<1x1x64xbf16>
+// CHECK:         %[[K:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           x86vector.avx512.dot
+// CHECK-DAG:     %[[B:.*]] = tensor.extract_slice %{{.*}}[0, 32] [2, 8] [1, 1] : tensor<2x40xf32> to tensor<2x8xf32>
+// CHECK-DAG:     %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x8xf32>)
+// CHECK:         %[[T:.*]] = linalg.matmul ins(%{{.*}}, %[[B]] : tensor<8x2xf32>, tensor<2x8xf32>) outs(%[[F]] : tensor<8x8xf32>)
+// CHECK:         tensor.insert_slice %[[T]] into %[[K]][0, 32] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<8x40xf32>
+func.func @columns_past_panels(%a: tensor<8x2xbf16>) -> tensor<8x40xf32> {
+  %w = arith.constant dense<0.5> : tensor<40x2xbf16>
+  %e0 = tensor.empty() : tensor<2x40xbf16>
+  %t = linalg.transpose ins(%w : tensor<40x2xbf16>) outs(%e0 : tensor<2x40xbf16>) permutation = [1, 0]
+  %e_b = tensor.empty() : tensor<2x40xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<2x40xbf16>) outs(%e_b : tensor<2x40xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<2x40xf32>
+  %e_af = tensor.empty() : tensor<8x2xf32>
+  %af = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x2xbf16>) outs(%e_af : tensor<8x2xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<8x2xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x40xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x40xf32>) -> tensor<8x40xf32>
+  %m = linalg.matmul ins(%af, %b : tensor<8x2xf32>, tensor<2x40xf32>) outs(%f : tensor<8x40xf32>) -> tensor<8x40xf32>
+  return %m : tensor<8x40xf32>
+}
+
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     x86vector
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT:     x86vector
 // CHECK:         return
 func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %a3: tensor<4x3xbf16>, %h: tensor<4x2xf16>)
-    -> (tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+    -> (tensor<4x16xf32>, tensor<4x12xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
   %w = arith.constant dense<1.0> : tensor<2x16xbf16>
-  %w24 = arith.constant dense<1.0> : tensor<2x24xbf16>
+  %w24 = arith.constant dense<1.0> : tensor<2x12xbf16>
   %w3 = arith.constant dense<1.0> : tensor<3x16xbf16>
   %wh = arith.constant dense<1.0> : tensor<2x16xf16>
   %e_b = tensor.empty() : tensor<2x16xf32>
@@ -191,12 +225,12 @@ func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %a3: tensor<
     %y = arith.extf %x : bf16 to f32
     linalg.yield %y : f32
   } -> tensor<2x16xf32>
-  %e_b24 = tensor.empty() : tensor<2x24xf32>
-  %b24 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w24 : tensor<2x24xbf16>) outs(%e_b24 : tensor<2x24xf32>) {
+  %e_b24 = tensor.empty() : tensor<2x12xf32>
+  %b24 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w24 : tensor<2x12xbf16>) outs(%e_b24 : tensor<2x12xf32>) {
   ^bb0(%x: bf16, %o: f32):
     %y = arith.extf %x : bf16 to f32
     linalg.yield %y : f32
-  } -> tensor<2x24xf32>
+  } -> tensor<2x12xf32>
   %e_b3 = tensor.empty() : tensor<3x16xf32>
   %b3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w3 : tensor<3x16xbf16>) outs(%e_b3 : tensor<3x16xf32>) {
   ^bb0(%x: bf16, %o: f32):
@@ -230,15 +264,15 @@ func.func @left_alone(%a: tensor<4x2xbf16>, %af32: tensor<4x2xf32>, %a3: tensor<
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x16xf32>
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
-  %e24 = tensor.empty() : tensor<4x24xf32>
-  %f24 = linalg.fill ins(%c0 : f32) outs(%e24 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %e24 = tensor.empty() : tensor<4x12xf32>
+  %f24 = linalg.fill ins(%c0 : f32) outs(%e24 : tensor<4x12xf32>) -> tensor<4x12xf32>
   // A not an extension of bf16.
   %m0 = linalg.matmul ins(%af32, %b : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // N = 24.
-  %m1 = linalg.matmul ins(%af, %b24 : tensor<4x2xf32>, tensor<2x24xf32>) outs(%f24 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  // N = 12.
+  %m1 = linalg.matmul ins(%af, %b24 : tensor<4x2xf32>, tensor<2x12xf32>) outs(%f24 : tensor<4x12xf32>) -> tensor<4x12xf32>
   // K = 3.
   %m2 = linalg.matmul ins(%af3, %b3 : tensor<4x3xf32>, tensor<3x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   // f16.
   %m3 = linalg.matmul ins(%ah, %bh : tensor<4x2xf32>, tensor<2x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %m0, %m1, %m2, %m3 : tensor<4x16xf32>, tensor<4x24xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+  return %m0, %m1, %m2, %m3 : tensor<4x16xf32>, tensor<4x12xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -132,6 +132,7 @@ struct Candidate {
   linalg::LinalgOp op;
   bool batched = false; // loops (b, m, n, k): a batch matmul
   int64_t batches = 1, m = 0, n = 0, k = 0, panel = 0;
+  int64_t nMain = 0; // columns in panels; the rest an f32 matmul of its own
   Value lhs; // bf16 [(B,) M, K]
   Value rhs; // bf16 [(B,) K, N]: read as it is where it is not a constant
   std::optional<ConstantRhs> constant; // packed at compile time
@@ -160,10 +161,13 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   Value init = op.getDpsInits()[0];
   if (!getElementTypeOrSelf(init.getType()).isF32() || c.k % 2 != 0)
     return std::nullopt;
-  c.panel = c.n % (2 * kLanes) == 0 ? 2 * kLanes
-            : c.n % kLanes == 0     ? kLanes
-                                    : 0;
-  if (!c.panel)
+  // Panels of two vectors, else of one; columns past the last panel (N not
+  // a multiple of 16 or 32) are left to an f32 matmul of their own.
+  c.panel = c.n % (2 * kLanes) == 0 || (c.n % kLanes != 0 && c.n >= 2 * kLanes)
+                ? 2 * kLanes
+                : kLanes;
+  c.nMain = c.n / c.panel * c.panel;
+  if (c.nMain == 0)
     return std::nullopt;
   // A contraction (getRegisterTileExtents) of f32 operands that are bf16
   // values extended.
@@ -175,6 +179,10 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   c.rhs = getExtendedBf16(rhs, &b);
   if (!c.batched)
     c.constant = getConstantRhs(c.rhs);
+  // The panels of a plain B's first columns are not a run of its elements:
+  // read as an argument's.
+  if (c.constant && !c.constant->transposed && c.nMain != c.n)
+    c.constant.reset();
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
     c.fillValue = fill.getInputs()[0];
   return c;
@@ -189,7 +197,7 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
                  Value bp, Value out, int64_t row0, int64_t rows,
                  int64_t mr) {
   MLIRContext *ctx = b.getContext();
-  int64_t panels = c.n / c.panel, vecs = c.panel / kLanes;
+  int64_t panels = c.nMain / c.panel, vecs = c.panel / kLanes;
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i32 = b.getI32Type(),
        i16 = b.getI16Type();
   auto accType = VectorType::get({kLanes}, f32);
@@ -335,6 +343,49 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
   return forall.getResult(0);
 }
 
+/// The columns [nMain, N) of `c`'s matmul as the op itself on f32 slices of
+/// its operands (a linalg op the decisions schedule), inserted into `out`.
+Value buildColumnsPastPanels(RewriterBase &rw, Candidate c,
+                             Value out) {
+  Location loc = c.op.getLoc();
+  linalg::LinalgOp op = c.op;
+  int64_t lead = c.batched ? 1 : 0, tail = c.n - c.nMain;
+  auto slice = [&](Value v, int64_t rows) {
+    SmallVector<OpFoldResult> offsets(lead + 2, rw.getIndexAttr(0)),
+        sizes, strides(lead + 2, rw.getIndexAttr(1));
+    offsets.back() = rw.getIndexAttr(c.nMain);
+    if (c.batched)
+      sizes.push_back(rw.getIndexAttr(c.batches));
+    sizes.append({rw.getIndexAttr(rows), rw.getIndexAttr(tail)});
+    return tensor::ExtractSliceOp::create(rw, loc, v, offsets, sizes,
+                                          strides)
+        .getResult();
+  };
+  SmallVector<int64_t> tailShape;
+  if (c.batched)
+    tailShape.push_back(c.batches);
+  tailShape.append({c.m, tail});
+  Value init;
+  if (c.fillValue) {
+    Value empty = tensor::EmptyOp::create(rw, loc, tailShape, rw.getF32Type());
+    init = linalg::FillOp::create(rw, loc, *c.fillValue, empty).getResult(0);
+  } else {
+    init = slice(op.getDpsInits()[0], c.m);
+  }
+  Value b = slice(op.getDpsInputs()[1], c.k);
+  Operation *part = rw.clone(*op.getOperation());
+  part->setOperands({op.getDpsInputs()[0], b, init});
+  part->getResult(0).setType(init.getType());
+  SmallVector<OpFoldResult> offsets(lead + 2, rw.getIndexAttr(0)),
+      strides(lead + 2, rw.getIndexAttr(1));
+  offsets.back() = rw.getIndexAttr(c.nMain);
+  return tensor::InsertSliceOp::create(rw, loc, part->getResult(0), out,
+                                       offsets,
+                                       tensor::getMixedSizes(rw, loc, init),
+                                       strides)
+      .getResult();
+}
+
 LogicalResult rewrite(RewriterBase &rw, Candidate c) {
   Location loc = c.op.getLoc();
   Type bf16 = rw.getBF16Type();
@@ -345,9 +396,16 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
     // Bp[j][k2][i][2] = B[2 * k2 + kk][j * NB + i]: B [K, N] viewed as
     // [K/2, 2, J, NB] (dims 2, 0, 3, 1), or a weight W [N, K] = B^T viewed
     // as [J, NB, K/2, 2] (dims 0, 2, 1, 3); held as [J][K/2][NB * 2].
-    int64_t panels = c.n / c.panel;
+    int64_t panels = c.nMain / c.panel;
     auto packedType =
         RankedTensorType::get({panels, k2, c.panel * 2}, bf16);
+    // A weight's first nMain rows: the first run of its elements.
+    Attribute weight = c.constant->constant.getValue();
+    if (c.nMain != c.n)
+      weight = rl::sliceConstant(
+          weight, 0, RankedTensorType::get({c.nMain, c.k}, bf16), "_main");
+    if (!weight)
+      return failure();
     SmallVector<int64_t> shape, perm;
     if (c.constant->transposed) {
       shape = {panels, c.panel, k2, 2};
@@ -356,8 +414,8 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
       shape = {k2, 2, panels, c.panel};
       perm = {2, 0, 3, 1};
     }
-    TypedAttr packed = rl::transposeConstant(
-        c.constant->constant.getValue(), shape, perm, packedType, "_vnni");
+    TypedAttr packed =
+        rl::transposeConstant(weight, shape, perm, packedType, "_vnni");
     if (!packed)
       return failure();
     bp = arith::ConstantOp::create(rw, loc, packedType, packed);
@@ -388,6 +446,8 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
     out = buildTiles(rw, loc, c, a, bp, out, 0, main, kRowTile);
   if (rest)
     out = buildTiles(rw, loc, c, a, bp, out, main, rest, rest);
+  if (c.nMain != c.n)
+    out = buildColumnsPastPanels(rw, c, out);
   rw.replaceOp(c.op, out);
   return success();
 }
