@@ -77,12 +77,14 @@ def _run(text: str, bf16_dot: bool):
     (37, 2, 64, False, False),
     (13, 64, 40, True, True),    # a panel of 32, then 8 columns on f32 FMAs
     (5, 32, 24, False, False),   # a plain constant's 16 columns read as rows
+    (9, 33, 32, False, True),    # K odd: 32 steps packed, the last in f32
+    (9, 33, 40, True, False),    # a weight's 32 steps read as rows, then both
 ])
 def test_bf16_dot_matches_the_f32_path_and_a_float64_reference(m, k, n, transposed, fill):
     text, b = _program(m, k, n, transposed, fill, seed=m + k + n)
     prepared, dot = _run(text, bf16_dot=True)
     assert "x86vector.avx512.dot" in prepared
-    assert ("linalg.matmul" in prepared) == (n % 16 != 0)
+    assert ("linalg.matmul" in prepared) == (n % 16 != 0 or k % 2 != 0)
     plain, f32 = _run(text, bf16_dot=False)
     assert "x86vector" not in plain
     # Same inputs (the seed); products exact in f32, sums in another order.
@@ -119,12 +121,13 @@ def _program_of_arguments(batch: int, m: int, k: int, n: int) -> str:
     (2, 3, 128, 16),
     (0, 9, 8, 40),     # 32 columns in a panel, 8 in an f32 matmul
     (3, 20, 6, 20),    # (ViT's 197 tokens: 192 and 5)
+    (12, 20, 197, 64), # K odd (attention's values over 197 tokens)
 ])
 def test_bf16_dot_of_arguments_matches_the_f32_path(batch, m, k, n):
     text = _program_of_arguments(batch, m, k, n)
     prepared, dot = _run(text, bf16_dot=True)
     assert "x86vector.avx512.dot" in prepared and "vector.interleave" in prepared
-    assert ("matmul" in prepared) == (n % 16 != 0)
+    assert ("matmul" in prepared) == (n % 16 != 0 or k % 2 != 0)
     _, f32 = _run(text, bf16_dot=False)
     ok, err = mlir_rl.outputs_match(dot.outputs, f32.outputs, rtol=1e-5, atol_scale=1e-5)
     assert ok, err

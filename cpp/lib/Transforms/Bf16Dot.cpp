@@ -133,6 +133,7 @@ struct Candidate {
   bool batched = false; // loops (b, m, n, k): a batch matmul
   int64_t batches = 1, m = 0, n = 0, k = 0, panel = 0;
   int64_t nMain = 0; // columns in panels; the rest an f32 matmul of its own
+  int64_t kMain = 0; // K, or K - 1 where K is odd (its last step in f32)
   Value lhs; // bf16 [(B,) M, K]
   Value rhs; // bf16 [(B,) K, N]: read as it is where it is not a constant
   std::optional<ConstantRhs> constant; // packed at compile time
@@ -159,7 +160,8 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   c.n = e[1];
   c.k = e[2];
   Value init = op.getDpsInits()[0];
-  if (!getElementTypeOrSelf(init.getType()).isF32() || c.k % 2 != 0)
+  c.kMain = c.k / 2 * 2;
+  if (!getElementTypeOrSelf(init.getType()).isF32() || c.kMain == 0)
     return std::nullopt;
   // Panels of two vectors, else of one; columns past the last panel (N not
   // a multiple of 16 or 32) are left to an f32 matmul of their own.
@@ -179,9 +181,10 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   c.rhs = getExtendedBf16(rhs, &b);
   if (!c.batched)
     c.constant = getConstantRhs(c.rhs);
-  // The panels of a plain B's first columns are not a run of its elements:
-  // read as an argument's.
-  if (c.constant && !c.constant->transposed && c.nMain != c.n)
+  // The panels need a run of the constant's elements: a plain B's first
+  // rows (all columns), a weight's first rows (all of K). Else B is read as
+  // an argument's rows.
+  if (c.constant && (c.constant->transposed ? c.kMain != c.k : c.nMain != c.n))
     c.constant.reset();
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
     c.fillValue = fill.getInputs()[0];
@@ -278,7 +281,7 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
           ArrayRef<bool>{true}));
     }
   auto loop = scf::ForOp::create(
-      b, loc, zero, index(c.k / 2), index(1), accs,
+      b, loc, zero, index(c.kMain / 2), index(1), accs,
       [&](OpBuilder &lb, Location l, Value k2, ValueRange iter) {
         SmallVector<Value> cols;
         if (bp) {
@@ -343,42 +346,54 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
   return forall.getResult(0);
 }
 
-/// The columns [nMain, N) of `c`'s matmul as the op itself on f32 slices of
-/// its operands (a linalg op the decisions schedule), inserted into `out`.
-Value buildColumnsPastPanels(RewriterBase &rw, Candidate c,
-                             Value out) {
+/// The part of `c`'s matmul over reduction steps [k0, k0 + ks) and columns
+/// [n0, n0 + ns), as the op itself on f32 slices of its operands (a linalg
+/// op the decisions schedule), inserted into `out`. It accumulates into
+/// `out`'s part where `accumulate`, else into the matmul's init's.
+Value buildPartOnSlices(RewriterBase &rw, Candidate c, Value out, int64_t k0,
+                        int64_t ks, int64_t n0, int64_t ns, bool accumulate) {
   Location loc = c.op.getLoc();
   linalg::LinalgOp op = c.op;
-  int64_t lead = c.batched ? 1 : 0, tail = c.n - c.nMain;
-  auto slice = [&](Value v, int64_t rows) {
-    SmallVector<OpFoldResult> offsets(lead + 2, rw.getIndexAttr(0)),
-        sizes, strides(lead + 2, rw.getIndexAttr(1));
-    offsets.back() = rw.getIndexAttr(c.nMain);
-    if (c.batched)
+  // [(B,) rows, cols] from (row, col) offsets.
+  auto slice = [&](Value v, int64_t r0, int64_t rows, int64_t c0,
+                   int64_t cols) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (c.batched) {
+      offsets.push_back(rw.getIndexAttr(0));
       sizes.push_back(rw.getIndexAttr(c.batches));
-    sizes.append({rw.getIndexAttr(rows), rw.getIndexAttr(tail)});
+    }
+    offsets.append({rw.getIndexAttr(r0), rw.getIndexAttr(c0)});
+    sizes.append({rw.getIndexAttr(rows), rw.getIndexAttr(cols)});
+    strides.assign(offsets.size(), rw.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(rw, loc, v, offsets, sizes,
                                           strides)
         .getResult();
   };
-  SmallVector<int64_t> tailShape;
-  if (c.batched)
-    tailShape.push_back(c.batches);
-  tailShape.append({c.m, tail});
   Value init;
-  if (c.fillValue) {
-    Value empty = tensor::EmptyOp::create(rw, loc, tailShape, rw.getF32Type());
+  if (accumulate) {
+    init = slice(out, 0, c.m, n0, ns);
+  } else if (c.fillValue) {
+    SmallVector<int64_t> shape;
+    if (c.batched)
+      shape.push_back(c.batches);
+    shape.append({c.m, ns});
+    Value empty = tensor::EmptyOp::create(rw, loc, shape, rw.getF32Type());
     init = linalg::FillOp::create(rw, loc, *c.fillValue, empty).getResult(0);
   } else {
-    init = slice(op.getDpsInits()[0], c.m);
+    init = slice(op.getDpsInits()[0], 0, c.m, n0, ns);
   }
-  Value b = slice(op.getDpsInputs()[1], c.k);
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+  if (ks != c.k)
+    a = slice(a, 0, c.m, k0, ks);
+  b = slice(b, k0, ks, n0, ns);
   Operation *part = rw.clone(*op.getOperation());
-  part->setOperands({op.getDpsInputs()[0], b, init});
+  part->setOperands({a, b, init});
   part->getResult(0).setType(init.getType());
-  SmallVector<OpFoldResult> offsets(lead + 2, rw.getIndexAttr(0)),
-      strides(lead + 2, rw.getIndexAttr(1));
-  offsets.back() = rw.getIndexAttr(c.nMain);
+  SmallVector<OpFoldResult> offsets, strides;
+  if (c.batched)
+    offsets.push_back(rw.getIndexAttr(0));
+  offsets.append({rw.getIndexAttr(0), rw.getIndexAttr(n0)});
+  strides.assign(offsets.size(), rw.getIndexAttr(1));
   return tensor::InsertSliceOp::create(rw, loc, part->getResult(0), out,
                                        offsets,
                                        tensor::getMixedSizes(rw, loc, init),
@@ -389,7 +404,7 @@ Value buildColumnsPastPanels(RewriterBase &rw, Candidate c,
 LogicalResult rewrite(RewriterBase &rw, Candidate c) {
   Location loc = c.op.getLoc();
   Type bf16 = rw.getBF16Type();
-  int64_t k2 = c.k / 2;
+  int64_t k2 = c.kMain / 2;
   rw.setInsertionPoint(c.op);
   Value bp;
   if (c.constant) {
@@ -399,11 +414,15 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
     int64_t panels = c.nMain / c.panel;
     auto packedType =
         RankedTensorType::get({panels, k2, c.panel * 2}, bf16);
-    // A weight's first nMain rows: the first run of its elements.
+    // A weight's first nMain rows, a plain B's first kMain rows: the first
+    // run of its elements (getCandidate).
     Attribute weight = c.constant->constant.getValue();
-    if (c.nMain != c.n)
+    if (c.constant->transposed && c.nMain != c.n)
       weight = rl::sliceConstant(
           weight, 0, RankedTensorType::get({c.nMain, c.k}, bf16), "_main");
+    if (!c.constant->transposed && c.kMain != c.k)
+      weight = rl::sliceConstant(
+          weight, 0, RankedTensorType::get({c.kMain, c.n}, bf16), "_main");
     if (!weight)
       return failure();
     SmallVector<int64_t> shape, perm;
@@ -431,8 +450,20 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
   pairsShape.append({c.m, k2, 2});
   split.push_back({r});
   split.push_back({r + 1, r + 2});
+  Value lhs = c.lhs;
+  if (c.kMain != c.k) {
+    // Its first kMain columns.
+    auto type = cast<RankedTensorType>(lhs.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), rw.getIndexAttr(0)),
+        strides(type.getRank(), rw.getIndexAttr(1)), sizes;
+    for (int64_t d : type.getShape())
+      sizes.push_back(rw.getIndexAttr(d));
+    sizes.back() = rw.getIndexAttr(c.kMain);
+    lhs = tensor::ExtractSliceOp::create(rw, loc, lhs, offsets, sizes,
+                                         strides);
+  }
   Value a = tensor::ExpandShapeOp::create(
-      rw, loc, RankedTensorType::get(pairsShape, bf16), c.lhs, split);
+      rw, loc, RankedTensorType::get(pairsShape, bf16), lhs, split);
   Value init = c.op.getDpsInits()[0];
   Value out = c.fillValue
                   ? tensor::EmptyOp::create(
@@ -446,8 +477,14 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
     out = buildTiles(rw, loc, c, a, bp, out, 0, main, kRowTile);
   if (rest)
     out = buildTiles(rw, loc, c, a, bp, out, main, rest, rest);
+  // The columns past the panels over all of K, then the panels' last step
+  // of an odd K (a rank-1 update).
   if (c.nMain != c.n)
-    out = buildColumnsPastPanels(rw, c, out);
+    out = buildPartOnSlices(rw, c, out, 0, c.k, c.nMain, c.n - c.nMain,
+                            /*accumulate=*/false);
+  if (c.kMain != c.k)
+    out = buildPartOnSlices(rw, c, out, c.kMain, c.k - c.kMain, 0, c.nMain,
+                            /*accumulate=*/true);
   rw.replaceOp(c.op, out);
   return success();
 }
