@@ -187,7 +187,8 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   if (c.constant && (c.constant->transposed ? c.kMain != c.k : c.nMain != c.n))
     c.constant.reset();
   if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    c.fillValue = fill.getInputs()[0];
+    if (fill.getInputs()[0].getType().isF32())
+      c.fillValue = fill.getInputs()[0];
   return c;
 }
 
