@@ -142,3 +142,35 @@ def test_the_fuzzer_draws_bf16_programs_and_checks_them():
         assert statuses.count("ok") >= 2
     finally:
         w.close()
+
+
+MOVES = """
+func.func @main(%a: tensor<17x17xbf16>, %b: tensor<33xbf16>) -> (tensor<17x17xbf16>, tensor<9x33xbf16>) {
+  %e = tensor.empty() : tensor<17x17xbf16>
+  %t = linalg.transpose ins(%a : tensor<17x17xbf16>) outs(%e : tensor<17x17xbf16>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<9x33xbf16>
+  %r = linalg.broadcast ins(%b : tensor<33xbf16>) outs(%e2 : tensor<9x33xbf16>) dimensions = [0]
+  return %t, %r : tensor<17x17xbf16>, tensor<9x33xbf16>
+}
+"""
+
+
+def test_bf16_moves_of_8k_plus_1_elements_run():
+    """Vectors of 17 and 33 bf16 that are only moved (a transpose, a
+    broadcast) aborted the process in LLVM's instruction selection on AVX-512
+    BF16 hosts; mlir-rl-move-bf16-as-i16 moves them as i16. Run in a child
+    process: an abort would take pytest with it."""
+    import subprocess
+    import sys
+    code = f"""
+import numpy as np, mlir_rl
+m = mlir_rl.Module.parse(mlir_rl.front_end({MOVES!r}))
+m.schedule_with_policy()
+t = m.time(runs=1, warmup=0, threads=2, seed=3)
+a, b = (np.asarray(x, np.float32) for x in t.inputs)
+assert np.array_equal(np.asarray(t.outputs[0], np.float32), a.T)
+assert np.array_equal(np.asarray(t.outputs[1], np.float32), np.broadcast_to(b, (9, 33)))
+print("equal")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "equal" in r.stdout, r.stderr[-2000:]

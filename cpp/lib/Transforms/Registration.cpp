@@ -26,6 +26,7 @@ void registerTransformsPassesAndPipelines() {
     registerConvToMatmul();
     registerDecomposeAggregates();
     registerExpandBF16();
+    registerMoveBf16AsI16();
     registerFlattenElementwise();
     registerFuseElementwise();
     registerFuseForalls();

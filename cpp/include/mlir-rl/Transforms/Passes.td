@@ -410,6 +410,25 @@ def OutlineParallelLoops : Pass<"mlir-rl-outline-parallel-loops", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def MoveBf16AsI16 : Pass<"mlir-rl-move-bf16-as-i16"> {
+  let summary = "Move bf16 vectors as i16 in the LLVM dialect";
+  let description = [{
+    Last step of `mlir-rl-lower`. LLVM 22's x86 instruction selection
+    stops ("Do not know how to soft promote this operator's operand!",
+    aborting the process) on vectors of 8k + 1 bf16 (9, 17, 33, ...) that
+    are loaded and then moved: stored, shuffled, inserted into (a 17x17
+    bf16 transpose, a broadcast of 33 bf16). The same moves on i16 are
+    fine. Values that only moves touch (llvm.load, store, extractelement,
+    insertelement, shufflevector, select, insertvalue, extractvalue,
+    poison, undef, zero, and block arguments through branches) are put in
+    classes of the values they move to and from; a class holding such a
+    vector changes bf16 to i16 in all its types, and where it meets an op
+    that computes on it (or a value such an op made), an llvm.bitcast
+    converts.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ExpandBF16 : Pass<"mlir-rl-expand-bf16"> {
   let summary = "Convert between bf16 and f32 with integer operations";
   let description = [{
