@@ -206,7 +206,7 @@ def write_spec(text: str, model: str = "", extra: tuple[str, ...] = (),
     # on rewritten (fused, windows, padding, flattened) or packed ones: the
     # pipeline's stages off.
     result = run_pass(text, model=model, name=name,
-                      extra=["fuse-elementwise=false", "rewrite-windows=false",
+                      extra=["bf16-dot=false", "fuse-elementwise=false", "rewrite-windows=false",
                              "pad-to-tiles=false", "flatten-elementwise=false", "pack-rhs=false",
                              "register-tiles=false", "copies-by-rule=false", *extra])
     infos = {o.id: o for o in Module.parse(text, name).ops()}

@@ -690,7 +690,8 @@ def Bf16Dot : Pass<"mlir-rl-bf16-dot"> {
     whose accumulator is f32, with K even and N a multiple of 16, becomes a
     micro-kernel of `x86vector.avx512.dot` (vdpbf16ps: each of 16 f32 lanes
     adds two bf16 products, each exact in f32; twice the products of an f32
-    FMA). A constant right-hand side (or a constant's transpose: a linear
+    FMA; as the instruction does, denormal inputs and results are flushed to
+    zero). A constant right-hand side (or a constant's transpose: a linear
     layer's weight) is packed at compile time in VNNI panels
     Bp[j][k/2][i][2] = B[k][j*NB+i] (NB = 32 or 16 columns); another is read
     two rows at a time and interleaved in registers into the same pairs. A
