@@ -41,3 +41,14 @@ llvm.func @through_a_branch(%q: !llvm.ptr, %v: vector<9xbf16>) {
   llvm.store %w, %q {alignment = 2 : i64} : vector<9xbf16>, !llvm.ptr
   llvm.return
 }
+
+// A masked load (a partial vector's transfer) and its pass-through.
+// CHECK-LABEL: llvm.func @masked
+// CHECK:         %[[P:.*]] = llvm.bitcast %arg2 : vector<17xbf16> to vector<17xi16>
+// CHECK:         %[[L:.*]] = llvm.intr.masked.load %arg0, %arg1, %[[P]] {alignment = 2 : i32} : (!llvm.ptr, vector<17xi1>, vector<17xi16>) -> vector<17xi16>
+// CHECK:         llvm.intr.masked.store %[[L]], %arg3, %arg1 {alignment = 2 : i32} : vector<17xi16>, vector<17xi1> into !llvm.ptr
+llvm.func @masked(%p: !llvm.ptr, %m: vector<17xi1>, %pass: vector<17xbf16>, %q: !llvm.ptr) {
+  %a = llvm.intr.masked.load %p, %m, %pass {alignment = 2 : i32} : (!llvm.ptr, vector<17xi1>, vector<17xbf16>) -> vector<17xbf16>
+  llvm.intr.masked.store %a, %q, %m {alignment = 2 : i32} : vector<17xbf16>, vector<17xi1> into !llvm.ptr
+  llvm.return
+}

@@ -6,8 +6,8 @@
 // then moved (stored, shuffled, inserted into): a 17x17 bf16 transpose
 // aborted the JIT's process. The same moves on i16 are fine, and a move
 // does not look at the bits. Every value that only such moves touch (loads,
-// stores, element and value inserts and extracts, shuffles, selects,
-// poison, block arguments of branches) changes its bf16 to i16, as one
+// stores, masked ones, element and value inserts and extracts, shuffles,
+// selects, poison, block arguments of branches) changes its bf16 to i16, as one
 // class with the values it moves to and from; where a class meets an op
 // that computes on it, an llvm.bitcast converts.
 //
@@ -59,6 +59,17 @@ std::optional<SmallVector<unsigned>> getMovedOperands(Operation *op) {
   if (isa<LLVM::LoadOp, LLVM::PoisonOp, LLVM::UndefOp, LLVM::ZeroOp>(op))
     return SmallVector<unsigned>{};
   if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    return SmallVector<unsigned>{
+        store.getValueMutable().getOperandNumber()};
+  // Masked ones (a transfer of a partial vector): the value, the elements
+  // the masked-off lanes take.
+  if (auto load = dyn_cast<LLVM::MaskedLoadOp>(op)) {
+    SmallVector<unsigned> moved;
+    for (OpOperand &passThru : load.getPassThruMutable())
+      moved.push_back(passThru.getOperandNumber());
+    return moved;
+  }
+  if (auto store = dyn_cast<LLVM::MaskedStoreOp>(op))
     return SmallVector<unsigned>{
         store.getValueMutable().getOperandNumber()};
   if (isa<LLVM::ExtractElementOp, LLVM::ExtractValueOp>(op))
@@ -146,8 +157,14 @@ struct MoveBf16AsI16Pass
       // A value made by an op that computes (or a function's argument), or
       // read by one, converts with a bitcast: not an aggregate.
       auto madeByAMove = [](Value v) {
-        if (auto arg = dyn_cast<BlockArgument>(v))
-          return !arg.getOwner()->isEntryBlock();
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          // Through branches only (their operands are in the class too).
+          Block *block = arg.getOwner();
+          return !block->isEntryBlock() &&
+                 llvm::all_of(block->getPredecessors(), [](Block *p) {
+                   return isa<LLVM::BrOp, LLVM::CondBrOp>(p->getTerminator());
+                 });
+        }
         return getMovedOperands(v.getDefiningOp()).has_value();
       };
       bool convertible = llvm::all_of(members, [&](Value v) {

@@ -418,7 +418,8 @@ def MoveBf16AsI16 : Pass<"mlir-rl-move-bf16-as-i16"> {
     aborting the process) on vectors of 8k + 1 bf16 (9, 17, 33, ...) that
     are loaded and then moved: stored, shuffled, inserted into (a 17x17
     bf16 transpose, a broadcast of 33 bf16). The same moves on i16 are
-    fine. Values that only moves touch (llvm.load, store, extractelement,
+    fine. Values that only moves touch (llvm.load, store, their masked
+    forms, extractelement,
     insertelement, shufflevector, select, insertvalue, extractvalue,
     poison, undef, zero, and block arguments through branches) are put in
     classes of the values they move to and from; a class holding such a
