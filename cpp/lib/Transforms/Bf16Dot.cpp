@@ -192,6 +192,17 @@ std::optional<Candidate> getCandidate(linalg::LinalgOp op, OpBuilder &b) {
   return c;
 }
 
+/// `rest` after `lead`, the batch dimension's entry, where `c` is a batch
+/// matmul: the indices, offsets, sizes and shapes of its operands.
+template <typename T>
+SmallVector<T> withBatch(const Candidate &c, T lead, ArrayRef<T> rest) {
+  SmallVector<T> out;
+  if (c.batched)
+    out.push_back(lead);
+  out.append(rest.begin(), rest.end());
+  return out;
+}
+
 /// One scf.forall over ((batch,) panel, row tile) for rows [row0, row0 +
 /// rows) in tiles of `mr` rows; `out` is the [(B,) M, N] f32 tensor it
 /// writes into. `bp` is the packed constant [J][K/2][NB * 2], or null: B
@@ -206,15 +217,16 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
        i16 = b.getI16Type();
   auto accType = VectorType::get({kLanes}, f32);
   auto pairsType = VectorType::get({2 * kLanes}, bf16);
-  SmallVector<OpFoldResult> counts;
-  if (c.batched)
-    counts.push_back(b.getIndexAttr(c.batches));
-  counts.append({b.getIndexAttr(panels), b.getIndexAttr(rows / mr)});
-  auto forall = scf::ForallOp::create(b, loc, counts, ValueRange{out},
-                                      std::nullopt);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      withBatch<OpFoldResult>(c, b.getIndexAttr(c.batches),
+                              {b.getIndexAttr(panels),
+                               b.getIndexAttr(rows / mr)}),
+      ValueRange{out}, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   unsigned first = c.batched ? 1 : 0;
+  Value batch = c.batched ? forall.getInductionVar(0) : Value();
   Value j = forall.getInductionVar(first),
         t = forall.getInductionVar(first + 1);
   Value shared = forall.getRegionIterArgs()[0];
@@ -232,41 +244,25 @@ Value buildTiles(OpBuilder &b, Location loc, const Candidate &c, Value a,
                                          ValueRange{v});
   };
   // Indices with the batch's in front where there is one.
-  auto at = [&](std::initializer_list<Value> rest) {
-    SmallVector<Value> out;
-    if (c.batched)
-      out.push_back(forall.getInductionVar(0));
-    out.append(rest.begin(), rest.end());
-    return out;
-  };
-  auto unit = [&](std::initializer_list<OpFoldResult> rest) {
-    SmallVector<OpFoldResult> out;
-    if (c.batched)
-      out.push_back(b.getIndexAttr(1));
-    out.append(rest.begin(), rest.end());
-    return out;
+  auto at = [&](ArrayRef<Value> rest) {
+    return withBatch<Value>(c, batch, rest);
   };
   Value zero = index(0);
   Value f32Zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value bf16Zero =
       arith::ConstantOp::create(b, loc, b.getFloatAttr(bf16, 0.0));
-  SmallVector<OpFoldResult> offsets;
-  if (c.batched)
-    offsets.push_back(forall.getInductionVar(0));
-  offsets.append({m0, n0});
-  SmallVector<OpFoldResult> sizes =
-      unit({b.getIndexAttr(mr), b.getIndexAttr(c.panel)});
+  OpFoldResult one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets =
+      withBatch<OpFoldResult>(c, batch, {m0, n0});
+  SmallVector<OpFoldResult> sizes = withBatch<OpFoldResult>(
+      c, one, {b.getIndexAttr(mr), b.getIndexAttr(c.panel)});
   SmallVector<OpFoldResult> strides =
-      unit({b.getIndexAttr(1), b.getIndexAttr(1)});
+      withBatch<OpFoldResult>(c, one, {one, one});
   Value tile =
       tensor::ExtractSliceOp::create(b, loc, shared, offsets, sizes, strides);
   // Indices into the tile: (0,) r, column.
   auto tileAt = [&](int64_t r, int64_t col) {
-    SmallVector<Value> out;
-    if (c.batched)
-      out.push_back(zero);
-    out.append({index(r), index(col)});
-    return out;
+    return withBatch<Value>(c, zero, {index(r), index(col)});
   };
   // The accumulators: row r, vector h at init[r][h * 16].
   SmallVector<Value> accs;
@@ -355,30 +351,27 @@ Value buildPartOnSlices(RewriterBase &rw, Candidate c, Value out, int64_t k0,
                         int64_t ks, int64_t n0, int64_t ns, bool accumulate) {
   Location loc = c.op.getLoc();
   linalg::LinalgOp op = c.op;
+  auto attr = [&](int64_t v) -> OpFoldResult { return rw.getIndexAttr(v); };
+  SmallVector<OpFoldResult> strides =
+      withBatch<OpFoldResult>(c, attr(1), {attr(1), attr(1)});
   // [(B,) rows, cols] from (row, col) offsets.
   auto slice = [&](Value v, int64_t r0, int64_t rows, int64_t c0,
                    int64_t cols) {
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    if (c.batched) {
-      offsets.push_back(rw.getIndexAttr(0));
-      sizes.push_back(rw.getIndexAttr(c.batches));
-    }
-    offsets.append({rw.getIndexAttr(r0), rw.getIndexAttr(c0)});
-    sizes.append({rw.getIndexAttr(rows), rw.getIndexAttr(cols)});
-    strides.assign(offsets.size(), rw.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(rw, loc, v, offsets, sizes,
-                                          strides)
+    return tensor::ExtractSliceOp::create(
+               rw, loc, v,
+               withBatch<OpFoldResult>(c, attr(0), {attr(r0), attr(c0)}),
+               withBatch<OpFoldResult>(c, attr(c.batches),
+                                       {attr(rows), attr(cols)}),
+               strides)
         .getResult();
   };
   Value init;
   if (accumulate) {
     init = slice(out, 0, c.m, n0, ns);
   } else if (c.fillValue) {
-    SmallVector<int64_t> shape;
-    if (c.batched)
-      shape.push_back(c.batches);
-    shape.append({c.m, ns});
-    Value empty = tensor::EmptyOp::create(rw, loc, shape, rw.getF32Type());
+    Value empty = tensor::EmptyOp::create(
+        rw, loc, withBatch<int64_t>(c, c.batches, {c.m, ns}),
+        rw.getF32Type());
     init = linalg::FillOp::create(rw, loc, *c.fillValue, empty).getResult(0);
   } else {
     init = slice(op.getDpsInits()[0], 0, c.m, n0, ns);
@@ -390,15 +383,10 @@ Value buildPartOnSlices(RewriterBase &rw, Candidate c, Value out, int64_t k0,
   Operation *part = rw.clone(*op.getOperation());
   part->setOperands({a, b, init});
   part->getResult(0).setType(init.getType());
-  SmallVector<OpFoldResult> offsets, strides;
-  if (c.batched)
-    offsets.push_back(rw.getIndexAttr(0));
-  offsets.append({rw.getIndexAttr(0), rw.getIndexAttr(n0)});
-  strides.assign(offsets.size(), rw.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(rw, loc, part->getResult(0), out,
-                                       offsets,
-                                       tensor::getMixedSizes(rw, loc, init),
-                                       strides)
+  return tensor::InsertSliceOp::create(
+             rw, loc, part->getResult(0), out,
+             withBatch<OpFoldResult>(c, attr(0), {attr(0), attr(n0)}),
+             tensor::getMixedSizes(rw, loc, init), strides)
       .getResult();
 }
 
@@ -441,16 +429,11 @@ LogicalResult rewrite(RewriterBase &rw, Candidate c) {
     bp = arith::ConstantOp::create(rw, loc, packedType, packed);
   }
   // A as pairs: [(B,) M, K/2, 2].
-  SmallVector<int64_t> pairsShape;
-  SmallVector<ReassociationIndices> split;
-  if (c.batched) {
-    pairsShape.push_back(c.batches);
-    split.push_back({0});
-  }
-  unsigned r = split.size();
-  pairsShape.append({c.m, k2, 2});
-  split.push_back({r});
-  split.push_back({r + 1, r + 2});
+  SmallVector<int64_t> pairsShape =
+      withBatch<int64_t>(c, c.batches, {c.m, k2, 2});
+  int64_t r = c.batched ? 1 : 0;
+  SmallVector<ReassociationIndices> split =
+      withBatch<ReassociationIndices>(c, {0}, {{r}, {r + 1, r + 2}});
   Value lhs = c.lhs;
   if (c.kMain != c.k) {
     // Its first kMain columns.

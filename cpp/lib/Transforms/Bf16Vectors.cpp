@@ -112,6 +112,19 @@ BlockArgument getSuccessorArgument(Operation *op, unsigned i) {
   return {};
 }
 
+/// Whether `v` is made by a move: a moving op's result, or a block argument
+/// that only branches pass (their operands are in its class too).
+bool madeByAMove(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Block *block = arg.getOwner();
+    return !block->isEntryBlock() &&
+           llvm::all_of(block->getPredecessors(), [](Block *p) {
+             return isa<LLVM::BrOp, LLVM::CondBrOp>(p->getTerminator());
+           });
+  }
+  return getMovedOperands(v.getDefiningOp()).has_value();
+}
+
 struct MoveBf16AsI16Pass
     : public rl::impl::MoveBf16AsI16Base<MoveBf16AsI16Pass> {
   void runOnOperation() override {
@@ -156,17 +169,6 @@ struct MoveBf16AsI16Pass
         continue;
       // A value made by an op that computes (or a function's argument), or
       // read by one, converts with a bitcast: not an aggregate.
-      auto madeByAMove = [](Value v) {
-        if (auto arg = dyn_cast<BlockArgument>(v)) {
-          // Through branches only (their operands are in the class too).
-          Block *block = arg.getOwner();
-          return !block->isEntryBlock() &&
-                 llvm::all_of(block->getPredecessors(), [](Block *p) {
-                   return isa<LLVM::BrOp, LLVM::CondBrOp>(p->getTerminator());
-                 });
-        }
-        return getMovedOperands(v.getDefiningOp()).has_value();
-      };
       bool convertible = llvm::all_of(members, [&](Value v) {
         if (!isa<LLVM::LLVMArrayType>(v.getType()))
           return true;
